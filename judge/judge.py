@@ -1,0 +1,431 @@
+#!/usr/bin/env python3
+"""Video-Arena judge: scores one answer against one ground truth.
+
+Standard library only, Python 3.11+.  This one file is copied unchanged into every Harbor task's
+tests/ and is what the offline scorer imports, so every number the project prints comes from here.
+
+    python3 judge.py GT_JSON ANSWER_JSON                 print the full record as JSON
+    python3 judge.py GT_JSON ANSWER_JSON --reward-json OUT
+        also write Harbor's reward.json at OUT (reward, t1_f1, t2_macro_acc, t3_macro_acc; all
+        finite, a tier that cannot be computed is 0.0 there) and the full record at OUT's folder
+        /judge.json
+
+Rules (docs/SCORING.md has a worked example):
+  * An answer is {"events": [row, ...]}; a row has t (number >= 0, finite), type, actor, where,
+    delta, state (strings, compared trimmed and lower-cased; type/actor/delta/state must be from the
+    game's vocabulary, which the ground truth carries in "spec").  Extra keys are ignored.
+  * Any bad answer (unreadable, not JSON, wrong shape, a bad row, too large, too deep) scores 0.0
+    and the reason goes into format_error.  The judge never raises on an answer.
+  * T1: one-to-one matching of predicted to ground-truth rows with |dt| <= tolerance (3 s) and equal
+    (type, actor, where): the maximum number of matches, ties broken by the smallest total |dt|.
+    t1_f1 = 2 * matches / (predicted rows + ground-truth rows).
+  * T2 / T3: over the T1 matches, per delta (state) class present among the matched ground-truth
+    rows, the share predicted right; the mean over those classes.  None when there is no match.
+  * reward (the headline): F1 of the same matching with the key widened to
+    (type, actor, where, delta, state).
+  * A ground truth with no events and an answer with no rows: every F1 is 1.0 (nothing to find,
+    nothing claimed).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+JUDGE_VERSION = "1.0.0"
+TOLERANCE_S = 3.0
+ROOT_KEY = "events"
+ROW_FIELDS = ("t", "type", "actor", "where", "delta", "state")
+TEXT_FIELDS = ("type", "actor", "where", "delta", "state")
+T1_KEY = ("type", "actor", "where")
+STRICT_KEY = ("type", "actor", "where", "delta", "state")
+DELTA_LABELS = ("up", "down", "flat")
+GT_FORMAT = "video-arena-gt/1"
+
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+MAX_ROWS = 10_000
+MAX_TEXT_CHARS = 200
+_EPS = 1e-9  # float slack on the tolerance: 13.3 - 10.3 is 3.0000000000000018
+
+
+class GroundTruthError(ValueError):
+    """The ground truth is malformed.  That is the benchmark's bug, never the answer's."""
+
+
+# --------------------------------------------------------------------------------------------
+# loading and validation
+# --------------------------------------------------------------------------------------------
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _loads(data):
+    if isinstance(data, (bytes, bytearray)):
+        data = bytes(data).decode("utf-8-sig")
+    return json.loads(data, parse_constant=_reject_constant)
+
+
+def _norm(value):
+    return value.strip().lower()
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_rows(rows, spec, what="row"):
+    """Validate and normalise rows.  Returns (normalised rows, None) or (None, reason)."""
+    if not isinstance(rows, list):
+        return None, f"{ROOT_KEY!r} is {type(rows).__name__}, not a list"
+    if len(rows) > MAX_ROWS:
+        return None, f"{len(rows)} rows, more than the {MAX_ROWS} the judge accepts"
+    allowed = {
+        "type": set(spec["event_types"]),
+        "actor": set(spec["sides"]),
+        "delta": set(DELTA_LABELS),
+        "state": set(spec["state_labels"]),
+    }
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            return None, f"{what} {i} is {type(row).__name__}, not an object"
+        missing = [f for f in ROW_FIELDS if f not in row]
+        if missing:
+            return None, f"{what} {i} is missing field(s) {', '.join(missing)}"
+        t = row["t"]
+        if not _is_number(t):
+            return None, f"{what} {i}: 't' must be a number, got {type(t).__name__}"
+        t = float(t)
+        if not math.isfinite(t) or t < 0:
+            return None, f"{what} {i}: 't' must be a finite number >= 0, got {row['t']!r}"
+        norm = {"t": t}
+        for f in TEXT_FIELDS:
+            v = row[f]
+            if not isinstance(v, str):
+                return None, f"{what} {i}: {f!r} must be a string, got {type(v).__name__}"
+            if len(v) > MAX_TEXT_CHARS:
+                return None, f"{what} {i}: {f!r} is longer than {MAX_TEXT_CHARS} characters"
+            v = _norm(v)
+            if f in allowed and v not in allowed[f]:
+                return None, (f"{what} {i}: {f} {v!r} is not one of "
+                              f"{', '.join(sorted(allowed[f]))}")
+            norm[f] = v
+        out.append(norm)
+    return out, None
+
+
+def validate_gt(gt):
+    """Check a loaded ground truth; raise GroundTruthError naming the first problem."""
+    if not isinstance(gt, dict):
+        raise GroundTruthError("ground truth is not a JSON object")
+    if gt.get("format") != GT_FORMAT:
+        raise GroundTruthError(f"ground truth format is {gt.get('format')!r}, expected {GT_FORMAT!r}")
+    spec = gt.get("spec")
+    if not isinstance(spec, dict):
+        raise GroundTruthError("ground truth has no 'spec' object")
+    for key in ("sides", "event_types", "state_labels"):
+        vals = spec.get(key)
+        if not isinstance(vals, list) or not vals or not all(isinstance(v, str) and v == _norm(v) and v
+                                                             for v in vals):
+            raise GroundTruthError(f"spec.{key} must be a non-empty list of trimmed lower-case strings")
+    if len(spec["state_labels"]) != 3 or len(set(spec["state_labels"])) != 3:
+        raise GroundTruthError("spec.state_labels must be three distinct labels")
+    rows, err = check_rows(gt.get(ROOT_KEY), spec, what="ground-truth row")
+    if err:
+        raise GroundTruthError(err)
+    for i, row in enumerate(gt[ROOT_KEY]):
+        for f in ("v_before", "v_after"):
+            v = row.get(f)
+            if not _is_number(v) or not math.isfinite(float(v)):
+                raise GroundTruthError(f"ground-truth row {i}: {f!r} must be a finite number")
+    return gt
+
+
+def load_gt(path):
+    """Read and validate a ground-truth file."""
+    try:
+        with open(path, "rb") as fh:
+            gt = _loads(fh.read())
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise GroundTruthError(f"cannot read ground truth {path}: {exc}") from exc
+    return validate_gt(gt)
+
+
+def parse_answer(answer, spec):
+    """Answer (bytes, str, already-parsed dict, or None) -> (normalised rows, None) or (None, reason)."""
+    if answer is None:
+        return None, "no answer"
+    if isinstance(answer, (bytes, bytearray, str)):
+        size = len(answer)
+        if size > MAX_ANSWER_BYTES:
+            return None, f"answer is {size} bytes, more than the {MAX_ANSWER_BYTES} the judge accepts"
+        if not (answer.strip() if isinstance(answer, str) else bytes(answer).strip()):
+            return None, "answer is empty"
+        try:
+            answer = _loads(answer)
+        except RecursionError:
+            return None, "answer is nested too deeply to be an answer"
+        except UnicodeDecodeError as exc:
+            return None, f"answer is not UTF-8: {exc.reason}"
+        except ValueError as exc:
+            return None, f"answer is not valid JSON: {exc}"
+    if not isinstance(answer, dict):
+        return None, f"answer is a JSON {type(answer).__name__}, not an object with key {ROOT_KEY!r}"
+    if ROOT_KEY not in answer:
+        keys = ", ".join(repr(k) for k in list(answer)[:5]) or "none"
+        return None, f"answer has no {ROOT_KEY!r} key (keys: {keys})"
+    return check_rows(answer[ROOT_KEY], spec)
+
+
+# --------------------------------------------------------------------------------------------
+# matching
+# --------------------------------------------------------------------------------------------
+
+def _canonical(rows):
+    """Indices of rows in a canonical order (time, then every field), so input order never matters."""
+    return sorted(range(len(rows)), key=lambda i: (rows[i]["t"],) + tuple(rows[i][f] for f in TEXT_FIELDS))
+
+
+def match_rows(pred, gt, key_fields, tolerance):
+    """Maximum one-to-one matching with equal key and |dt| <= tolerance, then the least total |dt|.
+
+    Returns a list of (pred_index, gt_index) pairs, sorted by gt index.
+
+    Within one key the rows lie on a line and the cost is |dt|, so some optimal matching never
+    crosses (uncrossing two crossing pairs keeps both within tolerance and never raises the total).
+    An order-preserving alignment (dynamic programming over the two sorted lists) is therefore
+    exact.  Lists are cut where consecutive times are more than the tolerance apart, which keeps
+    each table small.
+    """
+    groups = defaultdict(lambda: ([], []))
+    for i in _canonical(pred):
+        groups[tuple(pred[i][f] for f in key_fields)][0].append(i)
+    for j in _canonical(gt):
+        groups[tuple(gt[j][f] for f in key_fields)][1].append(j)
+    pairs = []
+    for key in sorted(groups):
+        pis, gis = groups[key]
+        if pis and gis:
+            for p_chunk, g_chunk in _components(pis, gis, pred, gt, tolerance):
+                pairs.extend(_align(p_chunk, g_chunk, pred, gt, tolerance))
+    pairs.sort(key=lambda pg: pg[1])
+    return pairs
+
+
+def _components(pis, gis, pred, gt, tolerance):
+    """Split two time-sorted index lists into chunks that no match can cross."""
+    # Sort by time, keeping each list's canonical order among equal times (never the input order).
+    merged = sorted([(pred[i]["t"], 0, rank, i) for rank, i in enumerate(pis)]
+                    + [(gt[j]["t"], 1, rank, j) for rank, j in enumerate(gis)])
+    chunk_p, chunk_g, last_t = [], [], None
+    for t, side, _rank, idx in merged:
+        if last_t is not None and t - last_t > tolerance + _EPS:
+            if chunk_p and chunk_g:
+                yield chunk_p, chunk_g
+            chunk_p, chunk_g = [], []
+        (chunk_p if side == 0 else chunk_g).append(idx)
+        last_t = t
+    if chunk_p and chunk_g:
+        yield chunk_p, chunk_g
+
+
+def _align(pis, gis, pred, gt, tolerance):
+    pt = [pred[i]["t"] for i in pis]
+    gtt = [gt[j]["t"] for j in gis]
+    n_g = len(gis)
+    lim = tolerance + _EPS
+    prev_c, prev_s = [0] * (n_g + 1), [0.0] * (n_g + 1)
+    choices = []  # per predicted row: bytearray over gt prefix; 0 skip pred, 1 skip gt, 2 match
+    for a in pt:
+        cur_c, cur_s = [0] * (n_g + 1), [0.0] * (n_g + 1)
+        ch_row = bytearray(n_g + 1)
+        for j in range(1, n_g + 1):
+            bc, bs, ch = prev_c[j], prev_s[j], 0
+            c, s = cur_c[j - 1], cur_s[j - 1]
+            if c > bc or (c == bc and s < bs):
+                bc, bs, ch = c, s, 1
+            dt = abs(a - gtt[j - 1])
+            if dt <= lim:
+                c, s = prev_c[j - 1] + 1, prev_s[j - 1] + dt
+                if c > bc or (c == bc and s < bs):
+                    bc, bs, ch = c, s, 2
+            cur_c[j], cur_s[j], ch_row[j] = bc, bs, ch
+        choices.append(ch_row)
+        prev_c, prev_s = cur_c, cur_s
+    pairs = []
+    i, j = len(pt), n_g
+    while i > 0 and j > 0:
+        ch = choices[i - 1][j]
+        if ch == 2:
+            pairs.append((pis[i - 1], gis[j - 1]))
+            i, j = i - 1, j - 1
+        elif ch == 1:
+            j -= 1
+        else:
+            i -= 1
+    return pairs
+
+
+def _f1(n_matched, n_pred, n_gt):
+    if n_pred + n_gt == 0:
+        return 1.0
+    return 2.0 * n_matched / (n_pred + n_gt)
+
+
+def _macro(pairs, pred, gt, field):
+    per_class = {}
+    for pi, gi in pairs:
+        cls = gt[gi][field]
+        right, total = per_class.get(cls, (0, 0))
+        per_class[cls] = (right + (pred[pi][field] == cls), total + 1)
+    if not per_class:
+        return None, {}
+    acc = sum(r / n for r, n in per_class.values()) / len(per_class)
+    return acc, {c: [r, n] for c, (r, n) in sorted(per_class.items())}
+
+
+# --------------------------------------------------------------------------------------------
+# the record
+# --------------------------------------------------------------------------------------------
+
+def _empty_record(n_gt, tolerance, format_error):
+    return {
+        "judge_version": JUDGE_VERSION,
+        "tolerance_s": tolerance,
+        "diagnostic": tolerance != TOLERANCE_S,
+        "format_error": format_error,
+        "n_pred": 0,
+        "n_gt": n_gt,
+        "n_matched": 0,
+        "t1_precision": 0.0,
+        "t1_recall": 0.0,
+        "t1_f1": 0.0,
+        "t2_macro_acc": None,
+        "t3_macro_acc": None,
+        "t2_per_class": {},
+        "t3_per_class": {},
+        "n_matched_strict": 0,
+        "reward": 0.0,
+        "reward_precision": 0.0,
+        "reward_recall": 0.0,
+        "matches": [],
+    }
+
+
+def judge(gt, answer, tolerance=TOLERANCE_S):
+    """Score `answer` (bytes, str, parsed object or None) against a validated ground truth dict.
+
+    Never raises on an answer; raises GroundTruthError only if `gt` itself is malformed.
+    """
+    validate_gt(gt)
+    tolerance = float(tolerance)
+    if not math.isfinite(tolerance) or tolerance < 0:
+        raise ValueError("tolerance must be a finite number >= 0")
+    gt_rows, _ = check_rows(gt[ROOT_KEY], gt["spec"])
+    try:
+        pred, err = parse_answer(answer, gt["spec"])
+    except Exception as exc:  # a last line of defence: the judge never raises on an answer
+        pred, err = None, f"answer could not be read: {type(exc).__name__}: {exc}"
+    if err is not None:
+        return _empty_record(len(gt_rows), tolerance, err)
+    n_pred, n_gt = len(pred), len(gt_rows)
+    pairs = match_rows(pred, gt_rows, T1_KEY, tolerance)
+    strict = match_rows(pred, gt_rows, STRICT_KEY, tolerance)
+    t2, t2_cls = _macro(pairs, pred, gt_rows, "delta")
+    t3, t3_cls = _macro(pairs, pred, gt_rows, "state")
+    rec = _empty_record(n_gt, tolerance, None)
+    empty_ok = n_pred + n_gt == 0
+    rec.update({
+        "n_pred": n_pred,
+        "n_matched": len(pairs),
+        "t1_precision": len(pairs) / n_pred if n_pred else (1.0 if empty_ok else 0.0),
+        "t1_recall": len(pairs) / n_gt if n_gt else (1.0 if empty_ok else 0.0),
+        "t1_f1": _f1(len(pairs), n_pred, n_gt),
+        "t2_macro_acc": t2,
+        "t3_macro_acc": t3,
+        "t2_per_class": t2_cls,
+        "t3_per_class": t3_cls,
+        "n_matched_strict": len(strict),
+        "reward": _f1(len(strict), n_pred, n_gt),
+        "reward_precision": len(strict) / n_pred if n_pred else (1.0 if empty_ok else 0.0),
+        "reward_recall": len(strict) / n_gt if n_gt else (1.0 if empty_ok else 0.0),
+        "matches": [[pi, gi] for pi, gi in pairs],
+    })
+    return rec
+
+
+def judge_files(gt_path, answer_path, tolerance=TOLERANCE_S):
+    """Judge files on disk.  A missing, unreadable or oversized answer file scores 0.0."""
+    gt = load_gt(gt_path)
+    answer, err = None, None
+    try:
+        if not os.path.exists(answer_path):
+            err = f"no answer file at {answer_path}"
+        elif not os.path.isfile(answer_path):
+            err = f"{answer_path} is not a regular file"
+        elif os.path.getsize(answer_path) > MAX_ANSWER_BYTES:
+            err = (f"answer is {os.path.getsize(answer_path)} bytes, more than the "
+                   f"{MAX_ANSWER_BYTES} the judge accepts")
+        else:
+            with open(answer_path, "rb") as fh:
+                answer = fh.read()
+    except OSError as exc:
+        err = f"cannot read answer {answer_path}: {exc}"
+    if err is not None:
+        return _empty_record(len(gt[ROOT_KEY]), float(tolerance), err)
+    return judge(gt, answer, tolerance)
+
+
+def reward_of(record):
+    """Harbor's reward.json: four finite floats; a tier the judge could not compute is 0.0."""
+    out = {}
+    for key in ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc"):
+        v = record.get(key)
+        v = float(v) if _is_number(v) else 0.0
+        out[key] = v if math.isfinite(v) else 0.0
+    return out
+
+
+def oracle_answer(gt):
+    """The ground truth projected on the answer fields: what a perfect model writes."""
+    return {ROOT_KEY: [{f: row[f] for f in ROW_FIELDS} for row in gt[ROOT_KEY]]}
+
+
+# --------------------------------------------------------------------------------------------
+# command line
+# --------------------------------------------------------------------------------------------
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="judge.py",
+        description="Score one Video-Arena answer against one ground truth; prints the record as JSON.")
+    ap.add_argument("gt", help="ground-truth JSON (format %s)" % GT_FORMAT)
+    ap.add_argument("answer", help="answer JSON: {\"events\": [rows]}; missing or bad scores 0.0")
+    ap.add_argument("--tolerance", type=float, default=TOLERANCE_S,
+                    help="matching tolerance in seconds (default 3; anything else is a diagnostic)")
+    ap.add_argument("--reward-json", metavar="OUT",
+                    help="also write Harbor's reward.json here and the full record as judge.json beside it")
+    args = ap.parse_args(argv)
+    try:
+        record = judge_files(args.gt, args.answer, args.tolerance)
+    except (GroundTruthError, ValueError) as exc:
+        print(f"judge.py: {exc}", file=sys.stderr)
+        return 2
+    if args.reward_json:
+        out_dir = os.path.dirname(os.path.abspath(args.reward_json))
+        os.makedirs(out_dir, exist_ok=True)
+        with open(os.path.join(out_dir, "judge.json"), "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=1)
+        with open(args.reward_json, "w", encoding="utf-8") as fh:
+            json.dump(reward_of(record), fh)
+    json.dump(record, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

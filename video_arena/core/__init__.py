@@ -1,0 +1,15 @@
+"""The benchmark's contract as code: tasks tree, instruction rendering, prompts, answer extraction."""
+from video_arena.core.answers import answer_candidates, extract_answer
+from video_arena.core.instruction import (InstructionMarkerError, instruction_for, protocol_letter,
+                                          render_instruction, text_digest)
+from video_arena.core.prompts import protocol_a_prompt
+from video_arena.core.tasks import (ANSWER_ROOT_KEY, DELTA_LABELS, ROW_FIELDS, GameDefinition,
+                                    TasksTreeError, UnknownCase, UnknownGame, iter_cases,
+                                    list_games, load_cases, load_game, parse_game_toml, resolve)
+
+__all__ = [
+    "ANSWER_ROOT_KEY", "DELTA_LABELS", "ROW_FIELDS", "GameDefinition", "InstructionMarkerError",
+    "TasksTreeError", "UnknownCase", "UnknownGame", "answer_candidates", "extract_answer",
+    "instruction_for", "iter_cases", "list_games", "load_cases", "load_game", "parse_game_toml",
+    "protocol_a_prompt", "protocol_letter", "render_instruction", "resolve", "text_digest",
+]

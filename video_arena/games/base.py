@@ -1,0 +1,135 @@
+"""The game plugin interface.  A game is one folder `video_arena/games/<game>/`:
+
+    game.toml   the definition (copied to tasks/<game>/game.toml; parsed by core.tasks.parse_game_toml)
+    plugin.py   (games with built-in cases) `PLUGIN = <GamePlugin subclass instance>`
+
+A plugin is a record reader, a V_t evaluator and a renderer.  The shared build pipeline
+(video_arena.cases.build) does everything else: case ids, pacing, ground truth, encoding, manifest.
+
+Pipeline for one case (i = 0..n_steps):
+    record = plugin.select_records(n, seed)[k]     JSON-serializable; includes "source" provenance
+                                                   with a stable "id" (the case id is derived from it)
+    steps  = plugin.replay(record)                 [Step(type, actor, where)] one per move/play
+    values = plugin.evaluate(record)               n_steps + 1 floats: V before the first step, after each
+    frames = plugin.render(record)                 n_steps + 1 PIL images: the position after i steps
+    gaps   = plugin.think_times(record, rng)       n_steps floats > 0: seconds before step i appears
+                                                   (step 0 appears lead_in_s + gaps[0] after the start)
+
+The ground truth keeps `record` and the values, so the media can be re-rendered (`build-cases
+--media-only`) from the committed ground truth with nothing but `render` (no engine, no data file);
+`evaluate` runs only when the committed ground truth lacks values for the same record and evaluator.
+See docs/CASES.md.
+"""
+from __future__ import annotations
+
+import importlib
+import itertools
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from video_arena.core.tasks import GameDefinition, parse_game_toml
+
+GAMES_DIR = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Step:
+    """One event as the record says it happened: the judge's key fields."""
+
+    type: str
+    actor: str
+    where: str
+
+
+class GamePlugin:
+    """Base class; a game's plugin.py subclasses it and sets PLUGIN."""
+
+    name: str = ""
+    #: Frames per second of the rendered video (event times are multiples of 1/fps).
+    fps: int = 5
+    #: Seconds the initial position is shown before the first event, and the last one after.
+    lead_in_s: float = 4.0
+    tail_s: float = 6.0
+
+    @property
+    def definition(self) -> GameDefinition:
+        return load_definition(self.name)
+
+    # -- record reader -------------------------------------------------------------------------
+    def select_records(self, n: int, seed: int) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def replay(self, record: dict[str, Any]) -> list[Step]:
+        raise NotImplementedError
+
+    # -- V_t evaluator (expensive; the build pipeline caches its output in the ground truth) ----
+    def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
+        raise NotImplementedError
+
+    def final_value(self, record: dict[str, Any]) -> float | None:
+        """V implied by the recorded result of a decisive game (for the consistency test), else None."""
+        return None
+
+    def evaluator(self) -> dict[str, Any]:
+        """Identity of the V_t evaluator (engine, version, budget, model): stored in the ground truth;
+        values computed by a different evaluator are recomputed on the next build."""
+        return {}
+
+    #: The range every V_t lies in (the tests check it).
+    value_range: tuple[float, float] = (0.0, 1.0)
+
+    # -- renderer --------------------------------------------------------------------------------
+    def render(self, record: dict[str, Any]) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def render_position(self, record: dict[str, Any], index: int) -> Any:
+        """The image of the position after `index` steps (override when it can be drawn directly)."""
+        try:
+            return next(itertools.islice(self.render(record), index, None))
+        except StopIteration:
+            raise IndexError(f"position {index} is past the end of the record") from None
+
+    # -- pacing ----------------------------------------------------------------------------------
+    def think_times(self, record: dict[str, Any], rng: random.Random) -> list[float]:
+        raise NotImplementedError
+
+    # -- provenance ------------------------------------------------------------------------------
+    def provenance(self) -> dict[str, Any]:
+        """Source, licence, engine and version, node/visit budgets: goes into the cases manifest."""
+        raise NotImplementedError
+
+    def case_summary(self, record: dict[str, Any]) -> dict[str, Any]:
+        """What tasks/<game>/cases.json may say about the record's source: nothing that reveals an
+        event, the result or who played (default: the source's collection and id)."""
+        src = record.get("source", {})
+        return {k: src[k] for k in ("collection", "id") if k in src}
+
+
+def game_names() -> list[str]:
+    return sorted(p.name for p in GAMES_DIR.iterdir() if (p / "game.toml").is_file())
+
+
+def definition_path(game: str) -> Path:
+    path = GAMES_DIR / game / "game.toml"
+    if not path.is_file():
+        raise LookupError(f"no game plugin {game!r}; plugins: {', '.join(game_names())}")
+    return path
+
+
+def load_definition(game: str) -> GameDefinition:
+    path = definition_path(game)
+    return parse_game_toml(path.read_text(encoding="utf-8"), source=str(path))
+
+
+def load_plugin(game: str) -> GamePlugin | None:
+    """The game's plugin, or None for a game defined without built-in cases."""
+    definition_path(game)
+    if not (GAMES_DIR / game / "plugin.py").is_file():
+        return None
+    module = importlib.import_module(f"video_arena.games.{game}.plugin")
+    plugin = getattr(module, "PLUGIN")
+    if plugin.name != game:
+        raise ValueError(f"video_arena/games/{game}/plugin.py: PLUGIN.name is {plugin.name!r}")
+    return plugin
