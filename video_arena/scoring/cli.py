@@ -1,0 +1,239 @@
+"""`video-arena score` and `video-arena judge`.
+
+    video-arena score RESULTS [--tasks-root DIR] [--compare OTHER_RESULTS] [--csv OUT] [--cells-csv OUT]
+                      [--json OUT] [--plot OUT.png] [--bootstrap N] [--seed S] [--verify-requests]
+                      [--tolerance S]
+    video-arena judge GT ANSWER [--tolerance S]
+
+RESULTS is a folder `<game>/<case_id>/{run.json, answer.json}` as both native runners write it.
+Rules (docs/SCORING.md): missing cells (no run.json, harness_error, no answer.json) are left out of
+every mean and counted; cells that ran and left no answer (B never_wrote/deleted, A no_answer) score
+0.0, stay in the mean and are counted in the 0-row column; the overall row is the mean of the game
+means; comparing two systems diffs them on the games both scored.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from video_arena.scoring import scorer as S
+
+
+def _f(v: float | None, nd: int = 3) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{nd}f}"
+
+
+def _ci(ci) -> str:
+    return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def format_system(s: S.SystemScore) -> str:
+    lines = []
+    models = ", ".join(f"{m} ({n})" for m, n in s.models().items()) or "-"
+    protos = ", ".join(f"{p} ({n})" for p, n in s.protocols().items()) or "-"
+    lines.append(f"results {s.results}   system: {s.label}")
+    lines.append(f"  model(s): {models}   protocol(s): {protos}")
+    if s.diagnostic:
+        lines.append(f"  DIAGNOSTIC: scored at a {s.tolerance_s:g} s tolerance; not a benchmark score "
+                     f"(the benchmark tolerance is {S.BENCHMARK_TOLERANCE_S:g} s)")
+    hdr = (f"  {'game':<11} {'scored':>7} {'0-row':>5} {'miss':>4} {'excl':>4} {'fmt':>3}  "
+           f"{'reward':>6} {'95% CI':<16}  {'t1_f1':>6}  {'t2_macro (n)':>13}  {'t3_macro (n)':>13}")
+    lines.append(hdr)
+    lines.append("  " + "-" * (len(hdr) - 2))
+    for g, gs in s.games.items():
+        c = gs.counts
+        excl = c[S.STATUS_DIAGNOSTIC] + c[S.STATUS_UNVERIFIED]
+        t2 = f"{_f(gs.means['t2_macro_acc'])} ({gs.n['t2_macro_acc']})"
+        t3 = f"{_f(gs.means['t3_macro_acc'])} ({gs.n['t3_macro_acc']})"
+        lines.append(f"  {g:<11} {f'{gs.n_scored}/{gs.n_cases}':>7} {c['zero_rows']:>5} {c[S.STATUS_MISSING]:>4} "
+                     f"{excl:>4} {c['format_error']:>3}  {_f(gs.means['reward']):>6} {_ci(gs.ci['reward']):<16}  "
+                     f"{_f(gs.means['t1_f1']):>6}  {t2:>13}  {t3:>13}")
+    o = s.overall()
+    lines.append("  " + "-" * (len(hdr) - 2))
+    n_g = len(o["games"])
+    t2 = f"{_f(o['means']['t2_macro_acc'])} ({o['n_games']['t2_macro_acc']}g)"
+    t3 = f"{_f(o['means']['t3_macro_acc'])} ({o['n_games']['t3_macro_acc']}g)"
+    label = f"overall ({n_g} game{'s' if n_g != 1 else ''}: mean of game means)"
+    lines.append(f"  {label:<44} {_f(o['means']['reward']):>6} {_ci(o['ci95']['reward']):<16}  "
+                 f"{_f(o['means']['t1_f1']):>6}  {t2:>13}  {t3:>13}")
+    dropped = s.dropped_games()
+    if dropped:
+        lines.append("  dropped from the overall mean: " + "; ".join(f"{g} {why}" for g, why in dropped.items()))
+    if s.no_case_games:
+        lines.append(f"  no cases in the tasks tree: {', '.join(s.no_case_games)}")
+    excluded = [c for c in s.cells() if c.status in (S.STATUS_DIAGNOSTIC, S.STATUS_UNVERIFIED)]
+    for c in excluded[:20]:
+        lines.append(f"  excluded {c.game}/{c.case_id}: {c.status}: {c.reason}")
+    if len(excluded) > 20:
+        lines.append(f"  ... {len(excluded) - 20} more excluded cells (see --json / --cells-csv)")
+    if s.warnings:
+        lines.append(f"  warnings ({len(s.warnings)}):")
+        lines += [f"    {w}" for w in s.warnings[:20]]
+        if len(s.warnings) > 20:
+            lines.append(f"    ... {len(s.warnings) - 20} more (see --json)")
+    lines.append("  columns: scored = n_scored/n_cases; 0-row = scored answers with no rows (never_wrote, "
+                 "deleted, no_answer, empty list, unreadable); miss = missing, not in the mean; excl = "
+                 "diagnostic/unverified, not in the mean; fmt = format errors (scored 0.0); t2/t3 over cells "
+                 "with >= 1 T1 match (n)")
+    if s.n_boot:
+        lines.append(f"  95% CI: percentile bootstrap over cases, {s.n_boot} resamples, seed {s.seed}; overall: "
+                     f"games resampled independently")
+    return "\n".join(lines)
+
+
+def format_compare(cmp: dict[str, Any]) -> str:
+    a, b = cmp["a"]["label"], cmp["b"]["label"]
+    lines = [f"compare A = {a} ({cmp['a']['results']})  vs  B = {b} ({cmp['b']['results']})"]
+    shared = cmp["shared_games"]
+    lines.append(f"  shared games (both scored): {', '.join(shared) if shared else 'none'}")
+    if cmp["dropped_games"]:
+        lines.append("  dropped (not scored by both): " + "; ".join(f"{g} ({why})" for g, why in cmp["dropped_games"].items()))
+    if not shared:
+        lines.append("  nothing to compare: no game was scored by both systems")
+        return "\n".join(lines)
+    hdr = f"  {'game':<11} {'A n':>6} {'B n':>6}  {'A reward':>8} {'B reward':>8}  {'A-B':>7} {'95% CI of A-B':<18} {'A/B':>6}"
+    lines += [hdr, "  " + "-" * (len(hdr) - 2)]
+    for g in shared:
+        e = cmp["games"][g]
+        r = e["reward"]
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
+        diff = "-" if r["diff"] is None else f"{r['diff']:+.3f}"
+        lines.append(f"  {g:<11} {e['n_scored'][0]:>3}/{e['n_cases'][0]:<2} {e['n_scored'][1]:>3}/{e['n_cases'][1]:<2}  "
+                     f"{_f(r['a']):>8} {_f(r['b']):>8}  {diff:>7} {_ci(r['diff_ci95']):<18} {ratio:>6}")
+    lines.append("  " + "-" * (len(hdr) - 2))
+    o = cmp["overall_shared"]["reward"]
+    ratio = "-" if o["ratio"] is None else f"{o['ratio']:.2f}x"
+    diff = "-" if o["diff"] is None else f"{o['diff']:+.3f}"
+    label = f"overall, shared set ({len(shared)})"
+    lines.append(f"  {label:<25}  {_f(o['a']):>8} {_f(o['b']):>8}  {diff:>7} {_ci(o['diff_ci95']):<18} {ratio:>6}")
+    for m in ("t1_f1", "t2_macro_acc", "t3_macro_acc"):
+        x = cmp["overall_shared"][m]
+        lines.append(f"  {'  ' + m:<25}  {_f(x['a']):>8} {_f(x['b']):>8}  "
+                     f"{'-' if x['diff'] is None else format(x['diff'], '+.3f'):>7}")
+    own = cmp["own_overall_not_comparable"]
+    if own["a"]["games"] != shared or own["b"]["games"] != shared:
+        lines.append(f"  not comparable (each over its own games): A {_f(own['a']['reward'])} "
+                     f"({len(own['a']['games'])} games), B {_f(own['b']['reward'])} ({len(own['b']['games'])} games)")
+    return "\n".join(lines)
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]], fields: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
+
+
+CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "model", "stop_reason",
+               "answer_state", "zero_rows", "n_pred", "n_gt", "n_matched", "n_matched_strict", "reward",
+               "t1_f1", "t2_macro_acc", "t3_macro_acc", "format_error", "run_tolerance_s",
+               "instruction_current", "warnings"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="video-arena score", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", help="results folder: <game>/<case_id>/{run.json,answer.json}")
+    ap.add_argument("--tasks-root", default=None, help="tasks tree with the cases and ground truth "
+                    "(default: $VA_TASKS_ROOT, else the project's tasks/)")
+    ap.add_argument("--compare", metavar="OTHER_RESULTS", help="second results folder: diff on the shared games")
+    ap.add_argument("--csv", metavar="OUT", help="per-game table (plus an OVERALL row per system) as CSV")
+    ap.add_argument("--cells-csv", metavar="OUT", help="one row per cell as CSV")
+    ap.add_argument("--json", metavar="OUT", help="everything (games, overall, cells, compare) as JSON")
+    ap.add_argument("--plot", metavar="OUT.png", help="bar chart of game means with 95%% intervals (PNG)")
+    ap.add_argument("--bootstrap", type=int, default=2000, metavar="N", help="bootstrap resamples (default 2000; 0: none)")
+    ap.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    ap.add_argument("--verify-requests", action="store_true",
+                    help="Protocol A: exclude cells whose request hash does not rebuild from their condition file")
+    ap.add_argument("--tolerance", type=float, default=S.BENCHMARK_TOLERANCE_S,
+                    help="matching tolerance in s (default 3; anything else is labelled a DIAGNOSTIC)")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    if a.plot and not a.plot.lower().endswith(".png"):
+        print(f"video-arena score: --plot writes a PNG; give a file name ending in .png, not {a.plot!r}", file=sys.stderr)
+        return 2
+    if a.bootstrap < 0:
+        print("video-arena score: --bootstrap must be >= 0", file=sys.stderr)
+        return 2
+    common = dict(tolerance=a.tolerance, n_boot=a.bootstrap, seed=a.seed, verify_requests=a.verify_requests,
+                  progress=False if a.quiet else None)
+    try:
+        systems = [S.score_results(a.results, a.tasks_root, **common)]
+        if a.compare:
+            systems.append(S.score_results(a.compare, a.tasks_root, **common))
+            if systems[0].label == systems[1].label:
+                systems[0].label, systems[1].label = "A:" + systems[0].label, "B:" + systems[1].label
+        comparison = S.compare(systems[0], systems[1]) if a.compare else None
+    except S.ScoringInputError as exc:
+        print(f"video-arena score: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # judge missing, tasks tree unreadable
+        from video_arena.scoring.judge_loader import JudgeUnavailable
+        if isinstance(exc, (JudgeUnavailable, FileNotFoundError)):
+            print(f"video-arena score: {exc}", file=sys.stderr)
+            return 2
+        raise
+    out = [format_system(s) for s in systems]
+    if comparison is not None:
+        out.append(format_compare(comparison))
+    print("\n\n".join(out))
+    if a.json:
+        p = Path(a.json)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(S.to_json(systems, comparison), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        print(f"wrote {p}")
+    if a.csv:
+        write_csv(Path(a.csv), S.csv_rows(systems), S.CSV_FIELDS)
+        print(f"wrote {a.csv}")
+    if a.cells_csv:
+        rows = [dict(c.to_row(), system=s.label) for s in systems for c in s.cells()]
+        write_csv(Path(a.cells_csv), rows, CELL_FIELDS)
+        print(f"wrote {a.cells_csv}")
+    if a.plot:
+        from video_arena.scoring.plots import plot_game_means
+        plot_game_means(systems, Path(a.plot), comparison)
+        print(f"wrote {a.plot}")
+    gt_errors = [w for s in systems for w in s.warnings if "ground truth unusable" in w]
+    if gt_errors:
+        print(f"video-arena score: {len(gt_errors)} cell(s) could not be scored because their ground truth "
+              f"is unusable (a tasks-tree bug); they are counted as missing", file=sys.stderr)
+        return 1
+    return 0
+
+
+def judge_main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="video-arena judge",
+                                 description="Judge one answer against one ground truth; prints the judge's record as JSON.")
+    ap.add_argument("gt", help="ground-truth JSON (tasks/<game>/gt/<case_id>.json)")
+    ap.add_argument("answer", help="answer JSON ({\"events\": [...]}); a missing file scores 0.0")
+    ap.add_argument("--tolerance", type=float, default=S.BENCHMARK_TOLERANCE_S,
+                    help="matching tolerance in s (default 3; anything else is a diagnostic)")
+    ap.add_argument("--summary", action="store_true", help="print the four scores only (Harbor's reward.json)")
+    a = ap.parse_args(argv)
+    from video_arena.scoring.judge_loader import JudgeUnavailable, load_judge
+    try:
+        J = load_judge()
+    except JudgeUnavailable as exc:
+        print(f"video-arena judge: {exc}", file=sys.stderr)
+        return 2
+    if not Path(a.gt).is_file():
+        print(f"video-arena judge: ground truth {a.gt} does not exist", file=sys.stderr)
+        return 2
+    try:
+        record = J.judge_files(a.gt, a.answer, a.tolerance)
+    except (J.GroundTruthError, ValueError) as exc:
+        print(f"video-arena judge: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(J.reward_of(record) if a.summary else record, indent=1))
+    return 0

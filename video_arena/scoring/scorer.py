@@ -1,0 +1,652 @@
+"""Score a results folder: per-case judge records, per-game means with n, the overall mean of game
+means, bootstrap intervals, and the comparison of two systems on the games both scored.
+
+The rules (DESIGN.md "Aggregation", seed 000 "Reporting a comparable number", docs/SCORING.md):
+
+* A cell is `<results>/<game>/<case_id>/` with `run.json` and `answer.json`.
+* **missing** (left out of every mean, never 0.0): no case folder, no `run.json`, an unreadable
+  `run.json`, `stop_reason == "harness_error"`, or no `answer.json` from a run that claims to have
+  answered.  Also missing: a case whose ground truth cannot be read (our bug, reported loudly).
+* **scored 0.0, in the mean, counted in the 0-row column**: a run that ran and left no answer:
+  Protocol B `never_wrote` / `deleted`, Protocol A `no_answer`.  Any other answer is judged as is
+  (a malformed one scores 0.0 with the judge's `format_error`).
+* **diagnostic** (excluded from benchmark means, listed): a cell whose run record names a matching
+  tolerance other than the scoring tolerance (3 s).
+* **unverified** (excluded, listed): with `--verify-requests`, a Protocol A cell whose request hash
+  does not rebuild from its condition file.
+* Per game: mean over scored cells of `reward` and `t1_f1`; `t2_macro_acc` / `t3_macro_acc` over the
+  scored cells where the tier is computable (at least one T1 match), each with its own n.
+* Overall: the unweighted mean of the game means; a game with no scored cell drops out and is named.
+* Intervals: percentile bootstrap over the game's scored cells (seeded, deterministic); the overall
+  interval resamples every game independently and averages the replicate game means.
+"""
+from __future__ import annotations
+
+import json
+import math
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from video_arena import paths
+from video_arena.core import tasks as T
+
+BENCHMARK_TOLERANCE_S = 3.0
+METRICS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+#: Metrics that are always defined for a scored cell; T2/T3 are None without a T1 match.
+ALWAYS_DEFINED = ("reward", "t1_f1")
+#: Answer states of a run that ran and left no answer (scored 0.0, counted as 0-row).
+NO_ANSWER_STATES = ("never_wrote", "deleted", "no_answer")
+ANSWER_STATES = ("wrote", "never_wrote", "deleted", "answered", "no_answer")
+SCORE_FORMAT = "video-arena-score/1"
+
+STATUS_SCORED = "scored"
+STATUS_MISSING = "missing"
+STATUS_DIAGNOSTIC = "diagnostic"
+STATUS_UNVERIFIED = "unverified"
+
+
+class ScoringInputError(ValueError):
+    """The input cannot be scored at all (no such folder, not a results folder, unknown games)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# cells
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class Cell:
+    game: str
+    case_id: str
+    status: str
+    reason: str = ""
+    protocol: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
+    answer_state: str | None = None
+    instruction_sha256: str | None = None
+    instruction_current: bool | None = None
+    run_tolerance_s: float | None = None
+    zero_rows: bool = False
+    record: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def metric(self, name: str) -> float | None:
+        if self.status != STATUS_SCORED or self.record is None:
+            return None
+        v = self.record.get(name)
+        if v is None:
+            return None
+        return float(v)
+
+    def to_row(self) -> dict[str, Any]:
+        rec = self.record or {}
+        row = {
+            "game": self.game, "case_id": self.case_id, "status": self.status, "reason": self.reason,
+            "protocol": self.protocol, "model": self.model, "stop_reason": self.stop_reason,
+            "answer_state": self.answer_state, "zero_rows": self.zero_rows,
+            "run_tolerance_s": self.run_tolerance_s, "instruction_current": self.instruction_current,
+        }
+        for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
+            row[k] = rec.get(k) if self.status == STATUS_SCORED else None
+        row["warnings"] = "; ".join(self.warnings)
+        return row
+
+
+def recorded_tolerance(run: dict[str, Any]) -> float | None:
+    """The matching tolerance a run record says it was made for, if it names one.
+
+    Looks at `tolerance_s` / `tolerance` at the top level and inside `condition`, `conditions`,
+    `sampling` or `judge` (Protocol A writes its condition file into run.json)."""
+    places: list[dict[str, Any]] = [run]
+    for key in ("condition", "conditions", "sampling", "judge"):
+        sub = run.get(key)
+        if isinstance(sub, dict):
+            places.append(sub)
+    for place in places:
+        for key in ("tolerance_s", "tolerance"):
+            v = place.get(key)
+            if v is None:
+                continue
+            try:
+                return float(v)
+            except (TypeError, ValueError):
+                return float("nan")
+    return None
+
+
+def _read_json_object(path: Path) -> tuple[dict[str, Any] | None, str]:
+    try:
+        doc = json.loads(path.read_bytes())
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror or exc})"
+    except (ValueError, RecursionError) as exc:
+        return None, f"not JSON ({str(exc)[:80]})"
+    if not isinstance(doc, dict):
+        return None, f"not a JSON object (a {type(doc).__name__})"
+    return doc, ""
+
+
+class _InstructionDigests:
+    """sha256 of tasks/<game>/instruction.md rendered per protocol (cached)."""
+
+    def __init__(self, tasks_root: Path):
+        self.root = tasks_root
+        self._cache: dict[tuple[str, str], str | None] = {}
+
+    def get(self, game: str, protocol: str) -> str | None:
+        key = (game, protocol)
+        if key not in self._cache:
+            from video_arena.core.instruction import instruction_for, text_digest
+            try:
+                self._cache[key] = text_digest(instruction_for(protocol, self.root / game / "instruction.md"))
+            except Exception:  # noqa: BLE001 - a digest we cannot compute is simply not compared
+                self._cache[key] = None
+        return self._cache[key]
+
+
+def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str, Any] | None,
+               gt_error: str, tolerance: float, digests: _InstructionDigests | None = None,
+               verifier: Callable[[Path], tuple[bool, str]] | None = None) -> Cell:
+    """One cell's status and judge record; never raises on anything the cell folder holds."""
+    cell = Cell(game=game, case_id=case_id, status=STATUS_MISSING)
+    if not cell_dir.is_dir():
+        cell.reason = "not run (no case folder)"
+        return cell
+    run_path = cell_dir / "run.json"
+    if not run_path.is_file():
+        cell.reason = "no run.json"
+        return cell
+    run, err = _read_json_object(run_path)
+    if run is None:
+        cell.reason = f"run.json {err}"
+        cell.warnings.append(cell.reason)
+        return cell
+    cell.protocol = str(run["protocol"]) if run.get("protocol") is not None else None
+    cell.model = str(run["model"]) if run.get("model") is not None else None
+    cell.stop_reason = str(run["stop_reason"]) if run.get("stop_reason") is not None else None
+    cell.answer_state = str(run["answer_state"]) if run.get("answer_state") is not None else None
+    sha = run.get("instruction_sha256")
+    cell.instruction_sha256 = sha if isinstance(sha, str) else None
+    for key, expected in (("game", game), ("case_id", case_id)):
+        if key in run and run[key] != expected:
+            cell.reason = f"run.json names {key} {run[key]!r}, its folder is {expected!r}"
+            cell.warnings.append(cell.reason)
+            return cell
+    if cell.stop_reason == "harness_error":
+        cell.reason = "harness_error (never ran)"
+        return cell
+    if cell.answer_state is not None and cell.answer_state not in ANSWER_STATES:
+        cell.warnings.append(f"unknown answer_state {cell.answer_state!r}")
+    if digests is not None and cell.instruction_sha256 and cell.protocol in ("A", "B"):
+        current = digests.get(game, cell.protocol)
+        if current is not None:
+            cell.instruction_current = current == cell.instruction_sha256
+            if not cell.instruction_current:
+                cell.warnings.append("instruction_sha256 differs from the tasks tree's instruction")
+    tol = recorded_tolerance(run)
+    cell.run_tolerance_s = tol
+    if tol is not None and not (math.isfinite(tol) and abs(tol - tolerance) < 1e-9):
+        cell.status = STATUS_DIAGNOSTIC
+        cell.reason = (f"run made for a {tol:g} s tolerance, scoring at {tolerance:g} s: a diagnostic, "
+                       f"never mixed into a benchmark mean")
+        return cell
+    if verifier is not None and cell.protocol == "A":
+        try:
+            ok, why = verifier(cell_dir)
+        except Exception as exc:  # noqa: BLE001 - a verifier crash is a failed verification
+            ok, why = False, f"verify_cell raised {exc!r}"
+        if not ok:
+            cell.status = STATUS_UNVERIFIED
+            cell.reason = f"request does not rebuild: {why}"
+            return cell
+    if gt is None:
+        cell.reason = f"ground truth unusable: {gt_error}"
+        cell.warnings.append(cell.reason)
+        return cell
+    answer_path = cell_dir / "answer.json"
+    if cell.answer_state in NO_ANSWER_STATES:
+        # Ran, left no answer: 0.0 in the mean.  The state decides (seed 000): a never_wrote file
+        # is the seed by definition, whatever bytes a later tool may have put there.
+        cell.status = STATUS_SCORED
+        cell.zero_rows = True
+        cell.reason = f"ran, no answer ({cell.answer_state})"
+        cell.record = judge_mod.judge(gt, None, tolerance=tolerance)
+        return cell
+    if not answer_path.is_file():
+        cell.reason = "no answer.json"
+        return cell
+    try:
+        data = answer_path.read_bytes()
+    except OSError as exc:
+        data = None
+        cell.warnings.append(f"answer.json unreadable ({exc.strerror or exc}): scored as no answer")
+    cell.status = STATUS_SCORED
+    cell.record = judge_mod.judge(gt, data, tolerance=tolerance)
+    cell.zero_rows = int(cell.record.get("n_pred") or 0) == 0
+    return cell
+
+
+# --------------------------------------------------------------------------------------------------
+# results folder
+# --------------------------------------------------------------------------------------------------
+def _visible_dirs(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+def inspect_results(results: Path, tasks_root: Path) -> dict[str, list[str]]:
+    """{game: [case folder names]} of a results folder; raises ScoringInputError when it is not one."""
+    if not results.exists():
+        raise ScoringInputError(f"results folder {results} does not exist")
+    if not results.is_dir():
+        raise ScoringInputError(f"results folder {results} is not a directory")
+    known = T.list_games(tasks_root)
+    subdirs = _visible_dirs(results)
+    unknown = [d.name for d in subdirs if d.name not in known]
+    if len(unknown) == len(subdirs):  # nothing in it is a game folder
+        looks_like = ""
+        if (results / "run.json").is_file():
+            looks_like = "; it holds a run.json itself: that is one cell's folder, pass the folder two levels up"
+        elif any((d / "run.json").is_file() for d in subdirs):
+            looks_like = "; its subfolders hold run.json: that is one game's folder, pass its parent"
+        elif not subdirs:
+            looks_like = "; it is empty"
+        raise ScoringInputError(
+            f"{results} is not a results folder: expected <results>/<game>/<case_id>/run.json with "
+            f"<game> one of {', '.join(known) or '(no games in the tasks tree)'}{looks_like}")
+    if unknown:
+        raise ScoringInputError(
+            f"{results}: unknown game folder(s) {', '.join(unknown)}: not games of the tasks tree "
+            f"{tasks_root} ({', '.join(known)}); pass the tasks tree the run used with --tasks-root")
+    return {d.name: [c.name for c in _visible_dirs(d)] for d in subdirs}
+
+
+@dataclass
+class GameScore:
+    game: str
+    n_cases: int
+    cells: list[Cell]
+    means: dict[str, float | None]
+    n: dict[str, int]
+    ci: dict[str, tuple[float, float] | None]
+    replicates: dict[str, np.ndarray | None]
+    counts: dict[str, int]
+    extra_case_dirs: list[str]
+
+    @property
+    def n_scored(self) -> int:
+        return self.counts[STATUS_SCORED]
+
+    @property
+    def scored(self) -> bool:
+        return self.n_scored > 0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "game": self.game, "n_cases": self.n_cases, "n_scored": self.n_scored,
+            "scored": self.scored,
+            "counts": dict(self.counts),
+            "means": dict(self.means), "n": dict(self.n),
+            "ci95": {k: (list(v) if v is not None else None) for k, v in self.ci.items()},
+            "harbor_means": self.harbor_means(),
+            "answer_states": _tally(c.answer_state for c in self.cells if c.status == STATUS_SCORED),
+            "stop_reasons": _tally(c.stop_reason for c in self.cells if c.protocol or c.stop_reason),
+            "extra_case_dirs": list(self.extra_case_dirs),
+        }
+
+    def harbor_means(self) -> dict[str, float | None]:
+        """Means with a missing tier as 0.0, as Harbor's reward.json has them (for cross-checks)."""
+        scored = [c for c in self.cells if c.status == STATUS_SCORED]
+        if not scored:
+            return {m: None for m in METRICS}
+        return {m: float(np.mean([c.metric(m) or 0.0 for c in scored])) for m in METRICS}
+
+
+def _tally(values: Iterable[str | None]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        k = "none" if v is None else str(v)
+        out[k] = out.get(k, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _rng(seed: int, game: str, metric: str) -> np.random.Generator:
+    # One stream per (seed, game, metric): adding a game never moves another game's interval, and
+    # two systems that scored the same cases get the same resampling indices (a paired bootstrap).
+    return np.random.default_rng([seed, zlib.crc32(game.encode()), zlib.crc32(metric.encode())])
+
+
+def bootstrap_means(values: list[float], n_boot: int, seed: int, game: str, metric: str) -> np.ndarray | None:
+    """n_boot bootstrap replicates of the mean of `values` (None when there are no values)."""
+    if not values or n_boot <= 0:
+        return None
+    x = np.asarray(values, dtype=float)
+    idx = _rng(seed, game, metric).integers(0, len(x), size=(n_boot, len(x)))
+    return x[idx].mean(axis=1)
+
+
+def percentile_ci(replicates: np.ndarray | None, level: float = 0.95) -> tuple[float, float] | None:
+    if replicates is None or len(replicates) == 0:
+        return None
+    lo, hi = np.percentile(replicates, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def aggregate_game(game: str, n_cases: int, cells: list[Cell], n_boot: int, seed: int,
+                   extra_case_dirs: list[str] | None = None) -> GameScore:
+    counts = {s: 0 for s in (STATUS_SCORED, STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED)}
+    for c in cells:
+        counts[c.status] += 1
+    scored = [c for c in cells if c.status == STATUS_SCORED]
+    counts["zero_rows"] = sum(c.zero_rows for c in scored)
+    counts["format_error"] = sum(bool((c.record or {}).get("format_error")) for c in scored
+                                 if c.answer_state not in NO_ANSWER_STATES)
+    counts["no_answer"] = sum(c.answer_state in NO_ANSWER_STATES for c in scored)
+    means: dict[str, float | None] = {}
+    n: dict[str, int] = {}
+    ci: dict[str, tuple[float, float] | None] = {}
+    reps: dict[str, np.ndarray | None] = {}
+    for m in METRICS:
+        vals = [v for v in (c.metric(m) for c in scored) if v is not None]
+        n[m] = len(vals)
+        means[m] = float(np.mean(vals)) if vals else None
+        reps[m] = bootstrap_means(vals, n_boot, seed, game, m)
+        ci[m] = percentile_ci(reps[m])
+    return GameScore(game=game, n_cases=n_cases, cells=cells, means=means, n=n, ci=ci,
+                     replicates=reps, counts=counts, extra_case_dirs=list(extra_case_dirs or []))
+
+
+@dataclass
+class SystemScore:
+    results: Path
+    tasks_root: Path
+    tolerance_s: float
+    games: dict[str, GameScore]
+    no_case_games: list[str]
+    judge_version: str | None
+    n_boot: int
+    seed: int
+    warnings: list[str]
+    label: str = ""
+
+    @property
+    def diagnostic(self) -> bool:
+        return abs(self.tolerance_s - BENCHMARK_TOLERANCE_S) > 1e-9
+
+    def scored_games(self) -> list[str]:
+        return [g for g, gs in self.games.items() if gs.scored]
+
+    def dropped_games(self) -> dict[str, str]:
+        """Games with cases but no scored cell: why each one drops out of the overall mean."""
+        out = {}
+        for g, gs in self.games.items():
+            if not gs.scored:
+                parts = [f"{gs.counts[s]} {s}" for s in (STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED)
+                         if gs.counts[s]]
+                out[g] = f"0/{gs.n_cases} scored ({', '.join(parts)})"
+        return out
+
+    def overall(self, games: list[str] | None = None) -> dict[str, Any]:
+        return overall_of(self, games)
+
+    def models(self) -> dict[str, int]:
+        return _tally(c.model for c in self.cells() if c.protocol or c.model)
+
+    def protocols(self) -> dict[str, int]:
+        return _tally(c.protocol for c in self.cells() if c.protocol or c.model)
+
+    def cells(self) -> list[Cell]:
+        return [c for gs in self.games.values() for c in gs.cells]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "label": self.label, "results": str(self.results), "models": self.models(),
+            "protocols": self.protocols(),
+            "games": {g: gs.summary() for g, gs in self.games.items()},
+            "games_without_cases": list(self.no_case_games),
+            "dropped_games": self.dropped_games(),
+            "overall": self.overall(),
+            "warnings": list(self.warnings),
+        }
+
+
+def overall_of(system: SystemScore, games: list[str] | None = None) -> dict[str, Any]:
+    """Mean of game means over `games` (default: every game the system scored), per metric, with a
+    stratified bootstrap interval (each game resampled on its own, replicate game means averaged)."""
+    names = system.scored_games() if games is None else list(games)
+    out: dict[str, Any] = {"games": names, "means": {}, "n_games": {}, "ci95": {}, "replicates": {}}
+    for m in METRICS:
+        gm = [(g, system.games[g]) for g in names if g in system.games and system.games[g].means[m] is not None]
+        out["n_games"][m] = len(gm)
+        if not gm:
+            out["means"][m], out["ci95"][m], out["replicates"][m] = None, None, None
+            continue
+        out["means"][m] = float(np.mean([gs.means[m] for _, gs in gm]))
+        reps = [gs.replicates[m] for _, gs in gm]
+        if all(r is not None for r in reps):
+            stacked = np.mean(np.vstack(reps), axis=0)
+            out["replicates"][m] = stacked
+            out["ci95"][m] = percentile_ci(stacked)
+        else:
+            out["replicates"][m], out["ci95"][m] = None, None
+    return out
+
+
+def _public_overall(o: dict[str, Any]) -> dict[str, Any]:
+    return {"games": o["games"], "means": o["means"], "n_games": o["n_games"],
+            "ci95": {k: (list(v) if v is not None else None) for k, v in o["ci95"].items()}}
+
+
+def load_verifier(tasks_root: Path) -> Callable[[Path], tuple[bool, str]]:
+    """video_arena.protocol_a.provenance.verify_cell bound to a tasks root (imported lazily)."""
+    try:
+        from video_arena.protocol_a import provenance  # type: ignore[attr-defined]
+    except ImportError as exc:
+        raise ScoringInputError(
+            f"--verify-requests needs video_arena.protocol_a.provenance.verify_cell, which does not "
+            f"import here ({exc}); score without --verify-requests or install the Protocol A part") from exc
+    verify = getattr(provenance, "verify_cell", None)
+    if not callable(verify):
+        raise ScoringInputError("--verify-requests: video_arena.protocol_a.provenance has no verify_cell()")
+    return lambda cell_dir: verify(cell_dir, tasks_root)
+
+
+def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
+                  tolerance: float = BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
+                  verify_requests: bool = False, judge_mod=None, progress: bool | None = None,
+                  label: str | None = None) -> SystemScore:
+    """Score every cell of a results folder against a tasks tree.  Raises ScoringInputError only for
+    inputs that cannot be scored at all; a bad cell is reported on the cell and never stops the run."""
+    from video_arena.scoring.judge_loader import load_judge
+
+    results = Path(results).expanduser()
+    try:
+        root = paths.tasks_root(tasks_root)
+    except FileNotFoundError as exc:
+        raise ScoringInputError(str(exc)) from exc
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
+        raise ScoringInputError(f"tolerance must be a finite number >= 0, not {tolerance!r}")
+    if n_boot < 0:
+        raise ScoringInputError("--bootstrap must be >= 0")
+    layout = inspect_results(results, root)
+    J = judge_mod or load_judge()
+    verifier = load_verifier(root) if verify_requests else None
+    digests = _InstructionDigests(root)
+    warnings: list[str] = []
+
+    plan: list[tuple[str, list[str], list[str]]] = []  # game, case ids, extra case dirs
+    no_case_games = []
+    for game in T.list_games(root):
+        try:
+            case_ids = [c["case_id"] for c in T.load_cases(game, root)]
+        except T.TasksTreeError as exc:
+            raise ScoringInputError(str(exc)) from exc
+        dirs = layout.get(game, [])
+        extra = sorted(set(dirs) - set(case_ids))
+        if extra:
+            warnings.append(f"{game}: {len(extra)} folder(s) that are not cases of the tasks tree, ignored: "
+                            f"{', '.join(extra[:5])}{' ...' if len(extra) > 5 else ''}")
+        if not case_ids:
+            no_case_games.append(game)
+            continue
+        plan.append((game, case_ids, extra))
+
+    total = sum(len(ids) for _, ids, _ in plan)
+    bar = None
+    if progress is not False and total:
+        from tqdm import tqdm
+        bar = tqdm(total=total, desc=f"scoring {results.name}", unit="cell",
+                   disable=None if progress is None else False, leave=False)
+    games: dict[str, GameScore] = {}
+    try:
+        for game, case_ids, extra in plan:
+            cells = []
+            for case_id in case_ids:
+                gt_path = root / game / "gt" / f"{case_id}.json"
+                gt, gt_error = None, ""
+                cell_dir = results / game / case_id
+                if cell_dir.is_dir():  # a GT is only needed (and only reported) for a cell that exists
+                    try:
+                        gt = J.load_gt(gt_path)
+                    except Exception as exc:  # noqa: BLE001 - GroundTruthError, OSError: report, go on
+                        gt_error = f"{gt_path.name}: {exc}"
+                cell = score_cell(J, game, case_id, cell_dir, gt, gt_error, float(tolerance), digests, verifier)
+                if cell.warnings:
+                    warnings.extend(f"{game}/{case_id}: {w}" for w in cell.warnings)
+                cells.append(cell)
+                if bar is not None:
+                    bar.update(1)
+            games[game] = aggregate_game(game, len(case_ids), cells, n_boot, seed, extra)
+    finally:
+        if bar is not None:
+            bar.close()
+    system = SystemScore(results=results, tasks_root=root, tolerance_s=float(tolerance), games=games,
+                         no_case_games=no_case_games, judge_version=getattr(J, "JUDGE_VERSION", None)
+                         or getattr(J, "__version__", None), n_boot=n_boot, seed=seed, warnings=warnings,
+                         label=label or results.name)
+    models = system.models()
+    if len([m for m in models if m != "none"]) > 1:
+        warnings.append(f"results folder mixes models: {models}")
+    protos = system.protocols()
+    if len([p for p in protos if p != "none"]) > 1:
+        warnings.append(f"results folder mixes protocols: {protos}")
+    for game, gs in games.items():
+        shas = {c.instruction_sha256 for c in gs.cells if c.instruction_sha256 and c.status != STATUS_MISSING}
+        if len(shas) > 1 and len({c.protocol for c in gs.cells if c.instruction_sha256}) == 1:
+            warnings.append(f"{game}: cells were given {len(shas)} different instructions (instruction_sha256)")
+    return system
+
+
+# --------------------------------------------------------------------------------------------------
+# compare
+# --------------------------------------------------------------------------------------------------
+def compare(a: SystemScore, b: SystemScore) -> dict[str, Any]:
+    """Diff two systems on the games both scored; name the games dropped and why."""
+    if abs(a.tolerance_s - b.tolerance_s) > 1e-9:
+        raise ScoringInputError(f"cannot compare results scored at {a.tolerance_s:g} s and {b.tolerance_s:g} s")
+    all_games = sorted(set(a.games) | set(b.games) | set(a.no_case_games) | set(b.no_case_games))
+    shared, dropped = [], {}
+    for g in all_games:
+        ga, gb = a.games.get(g), b.games.get(g)
+        why = []
+        for name, gs in (("A", ga), ("B", gb)):
+            if gs is None:
+                why.append(f"{name}: no cases")
+            elif not gs.scored:
+                why.append(f"{name}: 0/{gs.n_cases} scored")
+        if why:
+            dropped[g] = ", ".join(why)
+        else:
+            shared.append(g)
+    per_game = {}
+    for g in shared:
+        ga, gb = a.games[g], b.games[g]
+        entry: dict[str, Any] = {"n_scored": [ga.n_scored, gb.n_scored], "n_cases": [ga.n_cases, gb.n_cases]}
+        for m in METRICS:
+            ma, mb = ga.means[m], gb.means[m]
+            d = None if ma is None or mb is None else ma - mb
+            ra, rb = ga.replicates[m], gb.replicates[m]
+            dci = percentile_ci(ra - rb) if ra is not None and rb is not None and len(ra) == len(rb) else None
+            entry[m] = {"a": ma, "b": mb, "diff": d, "diff_ci95": list(dci) if dci else None,
+                        "ratio": (ma / mb) if (ma is not None and mb) else None}
+        per_game[g] = entry
+    oa, ob = a.overall(shared), b.overall(shared)
+    overall: dict[str, Any] = {}
+    for m in METRICS:
+        ma, mb = oa["means"][m], ob["means"][m]
+        ra, rb = oa["replicates"][m], ob["replicates"][m]
+        dci = percentile_ci(ra - rb) if ra is not None and rb is not None and len(ra) == len(rb) else None
+        overall[m] = {"a": ma, "b": mb, "diff": None if ma is None or mb is None else ma - mb,
+                      "diff_ci95": list(dci) if dci else None,
+                      "ratio": (ma / mb) if (ma is not None and mb) else None,
+                      "n_games": [oa["n_games"][m], ob["n_games"][m]]}
+    own_a, own_b = a.overall(), b.overall()
+    return {
+        "a": {"label": a.label, "results": str(a.results)},
+        "b": {"label": b.label, "results": str(b.results)},
+        "shared_games": shared, "dropped_games": dropped, "games": per_game, "overall_shared": overall,
+        "own_overall_not_comparable": {
+            "a": {"reward": own_a["means"]["reward"], "games": own_a["games"]},
+            "b": {"reward": own_b["means"]["reward"], "games": own_b["games"]},
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# outputs
+# --------------------------------------------------------------------------------------------------
+def to_json(systems: list[SystemScore], comparison: dict[str, Any] | None = None) -> dict[str, Any]:
+    s0 = systems[0]
+    doc: dict[str, Any] = {
+        "format": SCORE_FORMAT,
+        "tasks_root": str(s0.tasks_root),
+        "tolerance_s": s0.tolerance_s,
+        "diagnostic": s0.diagnostic,
+        "judge_version": s0.judge_version,
+        "bootstrap": {"n": s0.n_boot, "seed": s0.seed, "level": 0.95, "method": "percentile"},
+        "t2_t3_rule": "mean over scored cells where the tier is computable (>= 1 T1 match); own n",
+        "systems": [],
+    }
+    for s in systems:
+        summ = s.summary()
+        summ["overall"] = _public_overall(s.overall())
+        summ["cells"] = [c.to_row() for c in s.cells()]
+        doc["systems"].append(summ)
+    if comparison is not None:
+        doc["compare"] = comparison
+    return doc
+
+
+CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "missing", "diagnostic", "unverified", "zero_rows",
+              "format_errors", "reward", "reward_ci_lo", "reward_ci_hi", "t1_f1", "t1_f1_ci_lo", "t1_f1_ci_hi",
+              "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "in_overall"]
+
+
+def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
+    rows = []
+    for s in systems:
+        overall = s.overall()
+        for g, gs in s.games.items():
+            r = {"system": s.label, "game": g, "n_cases": gs.n_cases, "n_scored": gs.n_scored,
+                 "missing": gs.counts[STATUS_MISSING], "diagnostic": gs.counts[STATUS_DIAGNOSTIC],
+                 "unverified": gs.counts[STATUS_UNVERIFIED], "zero_rows": gs.counts["zero_rows"],
+                 "format_errors": gs.counts["format_error"], "in_overall": g in overall["games"]}
+            for m in METRICS:
+                r[m] = gs.means[m]
+            for m in ("reward", "t1_f1"):
+                ci = gs.ci[m]
+                r[f"{m}_ci_lo"], r[f"{m}_ci_hi"] = (ci if ci else (None, None))
+            r["n_t2"], r["n_t3"] = gs.n["t2_macro_acc"], gs.n["t3_macro_acc"]
+            rows.append(r)
+        r = {k: None for k in CSV_FIELDS}
+        r.update({"system": s.label, "game": "OVERALL", "n_cases": sum(gs.n_cases for gs in s.games.values()),
+                  "n_scored": sum(gs.n_scored for gs in s.games.values()), "in_overall": True})
+        for m in METRICS:
+            r[m] = overall["means"][m]
+        for m in ("reward", "t1_f1"):
+            ci = overall["ci95"][m]
+            r[f"{m}_ci_lo"], r[f"{m}_ci_hi"] = (ci if ci else (None, None))
+        rows.append(r)
+    return rows
