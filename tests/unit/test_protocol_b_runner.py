@@ -1,0 +1,282 @@
+"""`video-arena run-b` with real scripted agents (tests/fixtures/agents/), the fast cells.
+
+Every agent here is a real program started by the runner through --agent-cmd, with the sandbox as
+its working directory; the process-kill and wall-clock cases are in
+tests/e2e/test_protocol_b_agents.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from video_arena import paths
+from video_arena.core import instruction_for, resolve, text_digest
+from video_arena.games.cli import ANSWER_SEED_BYTES
+from video_arena.protocol_b import runner
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TASKS = FIXTURES / "protocol_b" / "tasks"
+TRANSCRIPTS = FIXTURES / "protocol_b" / "transcripts"
+AGENTS = FIXTURES / "agents"
+CASE, CASE2 = "Tq3Vx8Lm", "Pz5Kw2Rn"
+COMMON_KEYS = {"protocol", "model", "game", "case_id", "stop_reason", "answer_state", "n_rows", "wall_s",
+               "instruction_sha256", "started_at", "finished_at"}
+B_KEYS = {"kill_to_gone_s", "turns_used", "max_turns", "timeout_min", "prompt_sha256", "sandbox", "audit",
+          "exit_code", "seed_sha256", "answer_sha256"}
+
+
+def agent(name: str, *args: str) -> str:
+    return " ".join([shlex.quote(sys.executable), shlex.quote(str(AGENTS / name)), "{prompt}", *args])
+
+
+def run_b(tmp_path: Path, agent_cmd: str, *extra: str, limit: int | None = 1, tasks: Path = TASKS) -> tuple[int, Path]:
+    out = tmp_path / "out"
+    argv = ["--agent-cmd", agent_cmd, "--out", str(out), "--tasks-root", str(tasks), "--skip-preflight",
+            "--sandbox-root", str(tmp_path / "sb"), "--model", "scripted", "--kill-grace-s", "0.5", *extra]
+    if limit:
+        argv += ["--limit", str(limit)]
+    return runner.main(argv), out
+
+
+def record(out: Path, case: str = CASE) -> dict:
+    return json.loads((out / "toy" / case / "run.json").read_text(encoding="utf-8"))
+
+
+def stdout_log(out: Path, case: str = CASE) -> str:
+    return (out / "toy" / case / "logs" / "agent.stdout.log").read_text(encoding="utf-8")
+
+
+def test_writer_wrote_rows(tmp_path: Path) -> None:
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "3"))
+    assert rc == 0
+    rec = record(out)
+    assert COMMON_KEYS | B_KEYS <= set(rec)
+    assert rec["protocol"] == "B" and rec["model"] == "scripted" and (rec["game"], rec["case_id"]) == ("toy", CASE)
+    assert (rec["stop_reason"], rec["exit_code"], rec["answer_state"], rec["n_rows"]) == ("completed", 0, "wrote", 3)
+    assert rec["turns_used"] == 4 and rec["max_turns"] == 200 and rec["timeout_min"] == 120
+    assert rec["kill_to_gone_s"] is None and rec["wall_s"] > 0
+    assert rec["audit"]["verdict"] == "clean" and rec["audit"]["agent_actions"] >= 3
+    r = resolve("toy", CASE, TASKS)
+    assert rec["instruction_sha256"] == text_digest(instruction_for("agentic", r["instruction"]))
+    cell = out / "toy" / CASE
+    prompt = (cell / "prompt.txt").read_text(encoding="utf-8")
+    assert rec["prompt_sha256"] == text_digest(prompt)
+    assert rec["prompt_template_sha256"] == text_digest(prompt.replace(rec["sandbox"], "{sandbox}"))
+    doc = json.loads((cell / "answer.json").read_text())
+    assert [row["t"] for row in doc["events"]] == [0.4, 0.8, 1.2]
+    assert (cell / "logs" / "agent.stdout.log").stat().st_size > 0
+    assert not Path(rec["sandbox"]).exists()  # removed after collection (no --keep-sandboxes)
+    assert CASE not in rec["sandbox"] and "toy" not in rec["sandbox"]
+
+
+def test_never_writes_exports_the_seed(tmp_path: Path) -> None:
+    rc, out = run_b(tmp_path, agent("never_writes.py"))
+    rec = record(out)
+    assert rc == 0 and (rec["stop_reason"], rec["answer_state"], rec["n_rows"]) == ("completed", "never_wrote", 0)
+    assert (out / "toy" / CASE / "answer.json").read_bytes() == (TASKS / "toy" / "answer_seed.json").read_bytes()
+    assert rec["answer_sha256"] == rec["seed_sha256"]
+
+
+@pytest.mark.parametrize("args", [(), ("--rename",)])
+def test_deleted_answer_exports_the_seed(tmp_path: Path, args: tuple[str, ...]) -> None:
+    rc, out = run_b(tmp_path, " ".join([shlex.quote(sys.executable), shlex.quote(str(AGENTS / "deleter.py")), *args]))
+    rec = record(out)
+    assert rc == 0 and (rec["stop_reason"], rec["answer_state"], rec["n_rows"]) == ("completed", "deleted", 0)
+    assert (out / "toy" / CASE / "answer.json").read_bytes() == ANSWER_SEED_BYTES
+
+
+def test_rewriting_the_seed_with_identical_bytes_is_never_wrote(tmp_path: Path) -> None:
+    rc, out = run_b(tmp_path, f"{shlex.quote(sys.executable)} {shlex.quote(str(AGENTS / 'same_bytes.py'))}",
+                    "--keep-sandboxes")
+    rec = record(out)
+    assert rec["answer_state"] == "never_wrote" and rec["stop_reason"] == "completed"
+    # The agent really did replace the file (a new inode), and still has not answered.
+    sandbox = Path(rec["sandbox"])
+    assert (sandbox / "answer.json").read_bytes() == ANSWER_SEED_BYTES
+    assert rec["audit"]["agent_actions"] == 1
+
+
+def test_nonzero_exit_is_agent_error_and_keeps_the_answer(tmp_path: Path) -> None:
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "2", "--exit", "3"))
+    rec = record(out)
+    assert rc == 0 and (rec["stop_reason"], rec["exit_code"], rec["answer_state"], rec["n_rows"]) == (
+        "agent_error", 3, "wrote", 2)
+
+
+@pytest.mark.parametrize("cmd,why", [
+    ("definitely-not-an-agent-cli-7f3 --prompt {prompt}", "not found"),
+    ("{sandbox}/../prompt.txt", "not executable"),
+    (agent("writer.py") + " --cwd {sandbx}", "unknown placeholder"),
+])
+def test_agent_that_never_started_is_harness_error_and_missing(tmp_path: Path, cmd: str, why: str) -> None:
+    rc, out = run_b(tmp_path, cmd)
+    rec = record(out)
+    assert rc == 1
+    assert rec["stop_reason"] == "harness_error" and rec["answer_state"] is None and why in rec["error"]
+    assert not (out / "toy" / CASE / "answer.json").exists()
+
+
+def test_missing_media_is_harness_error(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks"
+    shutil.copytree(TASKS, tasks)
+    (tasks / "toy" / "media" / f"{CASE}.mp4").unlink()
+    rc, out = run_b(tmp_path, agent("writer.py"), tasks=tasks)
+    rec = record(out)
+    assert rc == 1 and rec["stop_reason"] == "harness_error" and "media" in rec["error"]
+
+
+def test_resume_skips_finished_cells_and_force_reruns(tmp_path: Path) -> None:
+    rc, out = run_b(tmp_path, agent("never_writes.py"), limit=None)
+    assert rc == 0 and record(out)["answer_state"] == "never_wrote" and record(out, CASE2)["answer_state"] == "never_wrote"
+    first = record(out)
+    # Make one cell a harness_error: it counts as missing and is re-run on resume.
+    rec2 = record(out, CASE2)
+    rec2["stop_reason"] = "harness_error"
+    (out / "toy" / CASE2 / "run.json").write_text(json.dumps(rec2))
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "1"), limit=None)
+    assert rc == 0
+    assert record(out) == first                                   # finished: skipped
+    assert record(out, CASE2)["answer_state"] == "wrote"          # harness_error: re-run
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "2"), "--force", limit=None)
+    assert record(out)["n_rows"] == 2 and record(out, CASE2)["n_rows"] == 2
+    assert record(out)["sandbox"] != first["sandbox"]             # a re-run starts from a new folder
+
+
+def test_rerun_deletes_the_predecessors_answer_runjson_and_logs(tmp_path: Path) -> None:
+    cell = tmp_path / "out" / "toy" / CASE
+    (cell / "logs").mkdir(parents=True)
+    (cell / "answer.json").write_text('{"events": [{"t": 1}]}')
+    (cell / "logs" / "old.log").write_text("old")
+    (cell / "run.json").write_text("{broken")
+    rc, out = run_b(tmp_path, "definitely-not-an-agent-cli-7f3 {prompt}")
+    assert rc == 1 and record(out)["stop_reason"] == "harness_error"
+    assert not (cell / "answer.json").exists() and not (cell / "logs" / "old.log").exists()
+
+
+def test_sandbox_as_the_agent_sees_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo_bin = paths.REPO_ROOT / ".venv" / "bin"
+    monkeypatch.setenv("PATH", os.pathsep.join([str(repo_bin), os.environ.get("PATH", "")]))
+    monkeypatch.setenv(paths.TASKS_ROOT_ENV, str(TASKS))
+    monkeypatch.setenv("VIRTUAL_ENV", str(paths.REPO_ROOT / ".venv"))
+    monkeypatch.chdir(paths.REPO_ROOT)
+    monkeypatch.setenv("PWD", str(paths.REPO_ROOT))
+    rc, out = run_b(tmp_path, agent("inspect_sandbox.py") + " --max-turns {max_turns}", "--max-turns", "50",
+                    "--timeout-min", "7.5")
+    rec = record(out)
+    line = next(json.loads(x) for x in stdout_log(out).splitlines() if x.startswith('{"inspect"'))["inspect"]
+    r = resolve("toy", CASE, TASKS)
+    assert sorted(line["files"]) == ["answer.json", "instruction.md", "match.mp4"]
+    assert line["files"]["answer.json"]["sha256"] == rec["seed_sha256"]
+    assert line["files"]["instruction.md"]["sha256"] == rec["instruction_sha256"]
+    assert not any(f["symlink"] for f in line["files"].values())
+    assert line["cwd"] == rec["sandbox"] and Path(line["prompt_path"]).parent == Path(rec["sandbox"]).parent
+    assert line["parent"] == sorted(["prompt.txt", Path(rec["sandbox"]).name])
+    assert line["argv"][1:] == ["--max-turns", "50"]
+    assert "50 tool-call turns and 7.5 minutes" in line["prompt"] and rec["sandbox"] in line["prompt"]
+    assert paths.TASKS_ROOT_ENV not in line["env"] and "VIRTUAL_ENV" not in line["env"]
+    assert str(repo_bin) not in line["PATH"]
+    assert not any(str(paths.REPO_ROOT) in v for v in line["env_values"].values())
+    assert {"PATH", "VIRTUAL_ENV", paths.TASKS_ROOT_ENV} <= set(rec["env_scrubbed"])
+    assert rec["answer_state"] == "never_wrote" and rec["audit"]["verdict"] == "unaudited"
+    assert not Path(rec["sandbox"]).is_relative_to(paths.REPO_ROOT) and str(r["gt"]) not in json.dumps(line)
+
+
+def test_gt_probe_finds_no_ground_truth_through_relative_paths(tmp_path: Path) -> None:
+    rc, out = run_b(tmp_path, agent("gt_probe.py"))
+    rec = record(out)
+    probe = next(json.loads(x) for x in stdout_log(out).splitlines() if x.startswith('{"probe"'))["probe"]
+    assert probe["ups"] >= 4 and probe["env_paths"] == []
+    # Other tests' copies of a tasks tree may sit near the shared pytest temp dir (see the sibling
+    # test below); the tree this run used must not be reachable, nor anything in the sandbox's own
+    # folder.
+    assert not [p for p in probe["found"] if Path(p).resolve().is_relative_to(TASKS.resolve())]
+    assert not [p for p in probe["found"] if Path(p).resolve().is_relative_to(Path(rec["sandbox"]).parent)]
+    assert rec["stop_reason"] == "completed"
+
+
+def test_tasks_tree_next_to_the_sandbox_root_is_warned_about(tmp_path: Path, capsys) -> None:
+    """A sandbox root beside a tasks tree puts gt/ a relative path away: the probe finds it, and
+    the runner warns before the first cell."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(TASKS, tasks)
+    rc, out = run_b(tmp_path, agent("gt_probe.py"), tasks=tasks)
+    assert "is reachable from every sandbox as ../../../tasks" in capsys.readouterr().err
+    probe = next(json.loads(x) for x in stdout_log(out).splitlines() if x.startswith('{"probe"'))["probe"]
+    assert str((tasks / "toy" / "gt" / f"{CASE}.json").resolve()) in probe["found"]
+
+
+def test_gt_probe_control_finds_ground_truth_from_inside_the_tasks_tree(tmp_path: Path) -> None:
+    """The probe can fail: from a folder inside the tasks tree, gt/ is a relative path away."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(TASKS, tasks)
+    work = tasks / "toy" / "media"
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("no paths here")
+    (work / "answer.json").write_bytes(ANSWER_SEED_BYTES)
+    proc = subprocess.run([sys.executable, str(AGENTS / "gt_probe.py"), str(prompt)], cwd=work,
+                          capture_output=True, text=True, timeout=60, env={"PATH": os.environ.get("PATH", "")})
+    probe = next(json.loads(x) for x in proc.stdout.splitlines() if x.startswith('{"probe"'))["probe"]
+    ours = {str((tasks / "toy" / "gt" / f"{c}.json").resolve()) for c in (CASE, CASE2)}
+    assert ours <= set(probe["found"])
+
+
+def test_sandbox_root_inside_repo_or_tasks_is_refused_before_any_cell(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    for root in (TASKS / "toy", paths.REPO_ROOT):
+        rc = runner.main(["--agent-cmd", agent("writer.py"), "--out", str(out), "--tasks-root", str(TASKS),
+                          "--skip-preflight", "--sandbox-root", str(root)])
+        assert rc == 2
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name,verdict", [
+    ("claude_quoted_tool_output.jsonl", "clean"), ("codex_quoted_tool_output.jsonl", "clean"),
+    ("plain_quoted.txt", "clean"), ("claude_real_install.jsonl", "flagged"), ("plain_install.txt", "flagged"),
+])
+def test_audit_verdict_in_run_json(tmp_path: Path, name: str, verdict: str) -> None:
+    rc, out = run_b(tmp_path, agent("replay.py", shlex.quote(str(TRANSCRIPTS / name))))
+    rec = record(out)
+    assert rc == 0 and rec["answer_state"] == "wrote" and rec["n_rows"] == 1
+    assert rec["audit"]["verdict"] == verdict
+    assert bool(rec["audit"]["matches"]) == (verdict == "flagged")
+
+
+def test_preflight_failure_stops_before_the_first_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python3").symlink_to(sys.executable)
+    monkeypatch.setenv("PATH", str(bindir))
+    out = tmp_path / "out"
+    rc = runner.main(["--agent-cmd", agent("writer.py"), "--out", str(out), "--tasks-root", str(TASKS),
+                      "--sandbox-root", str(tmp_path / "sb")])
+    assert rc == 2 and not out.exists()
+
+
+def test_preflight_summary_recorded(tmp_path: Path) -> None:
+    if not (shutil.which("ffmpeg") and shutil.which("ffprobe") and shutil.which("python3")):
+        pytest.skip("this machine lacks the required tools")
+    out = tmp_path / "out"
+    rc = runner.main(["--agent-cmd", agent("never_writes.py"), "--out", str(out), "--tasks-root", str(TASKS),
+                      "--sandbox-root", str(tmp_path / "sb"), "--limit", "1"])
+    rec = record(out)
+    assert rc == 0 and rec["preflight"]["skipped"] is False and rec["preflight"]["errors"] == []
+    assert rec["preflight"]["tools"]["ffmpeg"]
+
+
+def test_two_workers_two_cells(tmp_path: Path) -> None:
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "2", "--interval", "0.2"), "--workers", "2", limit=None)
+    assert rc == 0
+    a, b = record(out), record(out, CASE2)
+    assert a["n_rows"] == b["n_rows"] == 2 and a["sandbox"] != b["sandbox"]
+
+
+def test_unknown_game_is_a_usage_error(tmp_path: Path) -> None:
+    rc, _ = run_b(tmp_path, agent("writer.py"), "--games", "nosuchgame")
+    assert rc == 2

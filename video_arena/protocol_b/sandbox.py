@@ -1,0 +1,193 @@
+"""The Protocol B sandbox (seed 000, "The sandbox - exactly three files").
+
+Layout of one cell's sandbox, created fresh for every run of every cell:
+
+    <sandbox root>/va-b-XXXXXXXX/          the cell's container: random name, mode 0700
+        prompt.txt                         the turn-1 prompt: beside the sandbox, not in it
+        <12 random hex digits>/            THE sandbox: the agent's working directory
+            match.mp4                      the case's media, copied (or hard-linked), renamed
+            instruction.md                 instruction_for("agentic", ...), UTF-8
+            answer.json                    the game's answer_seed.json, byte for byte
+
+The sandbox root is the system temp dir unless --sandbox-root says otherwise, and it must lie
+outside the repository, the tasks tree and the media root: a sandbox inside the repository had
+`tasks/<game>/gt/` one relative path away.  No path component carries the case id or the game.
+
+The agent's environment is scrubbed of anything that points back at those trees (the tasks/media
+root variables, a virtualenv or PATH entry inside the repository, the runner's PWD/OLDPWD), so the
+sandbox is the only place the agent is pointed at.  This keeps ground truth out of reach through the
+paths the harness hands over; it is not a jail (seed 000: "audited, not enforced").
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from video_arena import paths
+from video_arena.protocol_b.prompt import SANDBOX_FILES
+
+CONTAINER_PREFIX = "va-b-"
+CELL_MARKER_ENV = "VIDEO_ARENA_B_CELL"
+#: Variables never passed to the agent: they name the tasks tree (ground truth) or the media root.
+SCRUBBED_VARS = (paths.TASKS_ROOT_ENV, paths.MEDIA_ROOT_ENV, "PWD", "OLDPWD")
+#: Variables holding ':'-separated path lists: entries under a forbidden root are dropped, the rest kept.
+PATH_LIST_VARS = ("PATH", "PYTHONPATH", "LD_LIBRARY_PATH", "MANPATH")
+
+
+class SandboxError(RuntimeError):
+    """The sandbox cannot be created where asked (e.g. a sandbox root inside the repository)."""
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def forbidden_roots(tasks_root: Path, media_root: Path | None = None) -> list[Path]:
+    """The trees a sandbox may not live in, and the agent's environment may not point into."""
+    roots = [paths.REPO_ROOT.resolve(), Path(tasks_root).resolve()]
+    if media_root is not None:
+        roots.append(Path(media_root).resolve())
+    out: list[Path] = []
+    for r in roots:
+        if r not in out:
+            out.append(r)
+    return out
+
+
+def check_sandbox_root(root: str | os.PathLike | None, forbidden: list[Path]) -> Path:
+    """The resolved sandbox root (default: the system temp dir); SandboxError when it is unusable."""
+    base = Path(os.path.realpath(Path(root).expanduser() if root else Path(tempfile.gettempdir())))
+    for f in forbidden:  # checked before anything is created
+        if _is_within(base, f):
+            raise SandboxError(
+                f"sandbox root {base} is inside {f}: a sandbox there would have the repository or the "
+                "tasks tree (ground truth) a relative path away. Use a folder outside it "
+                "(the default is the system temp dir; set TMPDIR or --sandbox-root)")
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SandboxError(f"sandbox root {base} cannot be created: {exc}") from exc
+    if not base.is_dir():
+        raise SandboxError(f"sandbox root {base} is not a directory")
+    return base
+
+
+def ancestor_warnings(base: Path, forbidden: list[Path]) -> list[str]:
+    """Warnings for a sandbox root from which a forbidden tree is a short relative path away.
+
+    A sandbox is <base>/va-b-X/<name>; when `base` and a forbidden tree share an ancestor (other
+    than the filesystem root) at most two levels above `base`, and the tree lies at most three
+    levels below that ancestor, an agent listing `../../..` finds it.
+    """
+    out = []
+    for f in forbidden:
+        anc = Path(os.path.commonpath([base, f]))
+        if anc == Path(anc.anchor):
+            continue
+        up, down = len(base.relative_to(anc).parts), len(f.relative_to(anc).parts)
+        if up <= 2 and down <= 3:
+            rel = os.path.join(*([".."] * (up + 2)), *f.relative_to(anc).parts)
+            out.append(f"{f} is reachable from every sandbox as {rel}; prefer a sandbox root "
+                       "that shares no nearby folder with the repository or the tasks tree")
+    return out
+
+
+@dataclass
+class Sandbox:
+    container: Path      # va-b-XXXXXXXX, holds prompt.txt and the sandbox
+    path: Path           # the agent's working directory
+    prompt_path: Path    # container/prompt.txt
+    marker: str          # value of $VIDEO_ARENA_B_CELL in the agent's environment
+    instruction_sha256: str
+    prompt_sha256: str
+    seed_bytes: bytes
+
+    @property
+    def answer_path(self) -> Path:
+        return self.path / "answer.json"
+
+    def remove(self) -> None:
+        shutil.rmtree(self.container, ignore_errors=True)
+
+
+def create_sandbox(base: Path, *, media: Path, instruction_text: str, seed_bytes: bytes,
+                   prompt_for, marker: str, hardlink_media: bool = False) -> Sandbox:
+    """Create a fresh sandbox under `base` (already checked with check_sandbox_root).
+
+    `prompt_for(sandbox_path) -> str` builds the prompt (it names the working directory).
+    """
+    from video_arena.core.instruction import text_digest
+
+    if not Path(media).is_file():
+        raise SandboxError(f"the case's media {media} does not exist (build the cases, or point "
+                           f"--media-root / ${paths.MEDIA_ROOT_ENV} at them)")
+    container = Path(tempfile.mkdtemp(prefix=CONTAINER_PREFIX, dir=base))
+    try:
+        sandbox = container / secrets.token_hex(6)
+        sandbox.mkdir(mode=0o755)
+        target = sandbox / "match.mp4"
+        linked = False
+        if hardlink_media:
+            try:
+                os.link(media, target)
+                linked = True
+            except OSError:
+                linked = False
+        if not linked:
+            shutil.copyfile(media, target)
+            os.chmod(target, 0o644)
+        instruction_bytes = instruction_text.encode("utf-8")
+        (sandbox / "instruction.md").write_bytes(instruction_bytes)
+        (sandbox / "answer.json").write_bytes(seed_bytes)
+        present = sorted(p.name for p in sandbox.iterdir())
+        if present != sorted(SANDBOX_FILES):  # pragma: no cover - a bug here must be loud
+            raise SandboxError(f"sandbox holds {present}, expected exactly {sorted(SANDBOX_FILES)}")
+        prompt = prompt_for(str(sandbox))
+        prompt_path = container / "prompt.txt"
+        prompt_path.write_text(prompt, encoding="utf-8")
+        return Sandbox(container=container, path=sandbox, prompt_path=prompt_path, marker=marker,
+                       instruction_sha256=text_digest(instruction_text),
+                       prompt_sha256=text_digest(prompt), seed_bytes=seed_bytes)
+    except BaseException:
+        shutil.rmtree(container, ignore_errors=True)
+        raise
+
+
+def agent_environment(base_env: dict[str, str], forbidden: list[Path], sandbox: Path,
+                      marker: str) -> tuple[dict[str, str], list[str]]:
+    """The agent's environment and the names of the variables that were removed or filtered.
+
+    Drops the tasks/media root variables, PWD/OLDPWD (the runner's own directories), any variable
+    whose value names a forbidden tree, and path-list entries (PATH, PYTHONPATH, ...) inside one;
+    sets PWD to the sandbox and the cell marker used to find the agent's processes.
+    """
+    env: dict[str, str] = {}
+    changed: list[str] = []
+    roots = [str(f) for f in forbidden]
+
+    def inside(value: str) -> bool:
+        return any(value == r or value.startswith(r + os.sep) for r in roots)
+
+    for key, value in base_env.items():
+        if key in SCRUBBED_VARS or key == CELL_MARKER_ENV:
+            changed.append(key)
+            continue
+        if key in PATH_LIST_VARS:
+            parts = value.split(os.pathsep)
+            kept = [p for p in parts if not (p and (inside(p) or inside(os.path.realpath(p))))]
+            if kept != parts:
+                changed.append(key)
+            if kept:
+                env[key] = os.pathsep.join(kept)
+            continue
+        if any(r in value for r in roots):
+            changed.append(key)
+            continue
+        env[key] = value
+    env["PWD"] = str(sandbox)
+    env[CELL_MARKER_ENV] = marker
+    return env, sorted(set(changed) - {"PWD", "OLDPWD"})  # those two are always replaced

@@ -1,0 +1,82 @@
+"""Answer states of a Protocol B cell (seed 000, "Why answer.json is pre-seeded").
+
+The sandbox's answer.json starts as a byte-for-byte copy of the game's seed.  After the agent's
+process tree is gone, the file is hashed against the seed:
+
+    wrote        the bytes changed: the file is exported as the cell's answer and scored
+    never_wrote  still byte-identical to the seed (an agent that rewrote the seed with identical
+                 bytes has not answered): the seed is exported, the cell scores 0.0
+    deleted      removed or renamed, or replaced by something that is not a regular file (a
+                 symlink, a folder): the seed is exported, the cell scores 0.0
+
+The digest decides, never the parsed content.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from video_arena.core.tasks import ANSWER_ROOT_KEY
+
+WROTE, NEVER_WROTE, DELETED = "wrote", "never_wrote", "deleted"
+ANSWER_STATES = (WROTE, NEVER_WROTE, DELETED)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class Collected:
+    state: str
+    export: bytes          # what goes to <out>/<game>/<case_id>/answer.json
+    answer_sha256: str     # digest of the sandbox's file ("" when there is none)
+    note: str | None = None
+
+
+def _read_regular(path: Path) -> tuple[bytes | None, str | None]:
+    """The bytes of `path` if it is a regular file (never following a symlink), else (None, why)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None, "answer.json is gone"
+    except OSError as exc:  # ELOOP: a symlink
+        return None, f"answer.json is not a regular file ({exc.strerror or exc})"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "answer.json is not a regular file"
+        chunks = []
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+        return b"".join(chunks), None
+    finally:
+        os.close(fd)
+
+
+def collect_answer(answer_path: Path, seed_bytes: bytes) -> Collected:
+    data, why = _read_regular(answer_path)
+    if data is None:
+        return Collected(DELETED, seed_bytes, "", note=why)
+    digest = sha256(data)
+    if digest == sha256(seed_bytes):
+        return Collected(NEVER_WROTE, seed_bytes, digest)
+    return Collected(WROTE, data, digest)
+
+
+def count_rows(data: bytes, root_key: str = ANSWER_ROOT_KEY) -> int:
+    """Rows in an exported answer: len(doc[root_key]) when it is a list, else 0 (unparsable too)."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return 0
+    if isinstance(doc, dict) and isinstance(doc.get(root_key), list):
+        return len(doc[root_key])
+    return 0
