@@ -9,7 +9,7 @@ import importlib
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "score": ("video_arena.scoring.cli:main", "score a results folder (per-game means, n, intervals, compare)"),
+    "score": ("video_arena.scoring.cli:main", "score a results folder or a Harbor job (per-game means, n, intervals, compare)"),
     "timeline": ("video_arena.scoring.timeline:main", "draw one case: GT vs predicted events and V_t"),
     "judge": ("video_arena.scoring.cli:judge_main", "judge one answer against one ground truth"),
     "build-cases": ("video_arena.cases.build:main", "build the built-in cases and media from real records"),

@@ -1,11 +1,15 @@
 """`video-arena score` and `video-arena judge`.
 
-    video-arena score RESULTS [--tasks-root DIR] [--compare OTHER_RESULTS] [--csv OUT] [--cells-csv OUT]
+    video-arena score RESULTS|JOB [--tasks-root DIR] [--compare OTHER_RESULTS] [--csv OUT] [--cells-csv OUT]
                       [--json OUT] [--plot OUT.png] [--bootstrap N] [--seed S] [--verify-requests]
                       [--tolerance S]
     video-arena judge GT ANSWER [--tolerance S]
 
-RESULTS is a folder `<game>/<case_id>/{run.json, answer.json}` as both native runners write it.
+RESULTS is a folder `<game>/<case_id>/{run.json, answer.json}` as both native runners write it; JOB is
+a Harbor job folder (`jobs/<job>/`: config.json plus one folder per trial), detected by its layout and
+scored by the same rules (video_arena/scoring/harbor_jobs.py): each trial's answer artifact is
+re-judged, a trial that ended in a harness exception is missing, an agent timeout is scored, and a
+trial whose Harbor reward differs from the re-judged one is reported (exit 1).
 Rules (docs/SCORING.md): missing cells (no run.json, harness_error, no answer.json) are left out of
 every mean and counted; cells that ran and left no answer (B never_wrote/deleted, A no_answer) score
 0.0, stay in the mean and are counted in the 0-row column; the overall row is the mean of the game
@@ -21,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from video_arena.scoring import harbor_jobs as HJ
 from video_arena.scoring import scorer as S
 
 
@@ -38,10 +43,14 @@ def format_system(s: S.SystemScore) -> str:
     protos = ", ".join(f"{p} ({n})" for p, n in s.protocols().items()) or "-"
     lines.append(f"results {s.results}   system: {s.label}")
     lines.append(f"  model(s): {models}   protocol(s): {protos}")
+    if s.harbor is not None:
+        lines += HJ.format_lines(s)
     if s.diagnostic:
         lines.append(f"  DIAGNOSTIC: scored at a {s.tolerance_s:g} s tolerance; not a benchmark score "
                      f"(the benchmark tolerance is {S.BENCHMARK_TOLERANCE_S:g} s)")
-    hdr = (f"  {'game':<11} {'scored':>7} {'0-row':>5} {'miss':>4} {'excl':>4} {'fmt':>3}  "
+    multi = any(gs.multi_attempt for gs in s.games.values())
+    trials_hdr = f" {'trials':>7}" if multi else ""
+    hdr = (f"  {'game':<11} {'scored':>7}{trials_hdr} {'0-row':>5} {'miss':>4} {'excl':>4} {'fmt':>3}  "
            f"{'reward':>6} {'95% CI':<16}  {'t1_f1':>6}  {'t2_macro (n)':>13}  {'t3_macro (n)':>13}")
     lines.append(hdr)
     lines.append("  " + "-" * (len(hdr) - 2))
@@ -50,7 +59,8 @@ def format_system(s: S.SystemScore) -> str:
         excl = c[S.STATUS_DIAGNOSTIC] + c[S.STATUS_UNVERIFIED]
         t2 = f"{_f(gs.means['t2_macro_acc'])} ({gs.n['t2_macro_acc']})"
         t3 = f"{_f(gs.means['t3_macro_acc'])} ({gs.n['t3_macro_acc']})"
-        lines.append(f"  {g:<11} {f'{gs.n_scored}/{gs.n_cases}':>7} {c['zero_rows']:>5} {c[S.STATUS_MISSING]:>4} "
+        trials = f" {f'{gs.n_scored}/{len(gs.cells)}':>7}" if multi else ""
+        lines.append(f"  {g:<11} {f'{gs.n_scored_cases}/{gs.n_cases}':>7}{trials} {c['zero_rows']:>5} {c[S.STATUS_MISSING]:>4} "
                      f"{excl:>4} {c['format_error']:>3}  {_f(gs.means['reward']):>6} {_ci(gs.ci['reward']):<16}  "
                      f"{_f(gs.means['t1_f1']):>6}  {t2:>13}  {t3:>13}")
     o = s.overall()
@@ -59,7 +69,7 @@ def format_system(s: S.SystemScore) -> str:
     t2 = f"{_f(o['means']['t2_macro_acc'])} ({o['n_games']['t2_macro_acc']}g)"
     t3 = f"{_f(o['means']['t3_macro_acc'])} ({o['n_games']['t3_macro_acc']}g)"
     label = f"overall ({n_g} game{'s' if n_g != 1 else ''}: mean of game means)"
-    lines.append(f"  {label:<44} {_f(o['means']['reward']):>6} {_ci(o['ci95']['reward']):<16}  "
+    lines.append(f"  {label:<{44 + len(trials_hdr)}} {_f(o['means']['reward']):>6} {_ci(o['ci95']['reward']):<16}  "
                  f"{_f(o['means']['t1_f1']):>6}  {t2:>13}  {t3:>13}")
     dropped = s.dropped_games()
     if dropped:
@@ -76,10 +86,14 @@ def format_system(s: S.SystemScore) -> str:
         lines += [f"    {w}" for w in s.warnings[:20]]
         if len(s.warnings) > 20:
             lines.append(f"    ... {len(s.warnings) - 20} more (see --json)")
-    lines.append("  columns: scored = n_scored/n_cases; 0-row = scored answers with no rows (never_wrote, "
-                 "deleted, no_answer, empty list, unreadable); miss = missing, not in the mean; excl = "
+    lines.append("  columns: scored = scored cases/n_cases; 0-row = scored answers with no rows (never_wrote, "
+                 "deleted, no_answer, no_artifact, empty list, unreadable); miss = missing, not in the mean; excl = "
                  "diagnostic/unverified, not in the mean; fmt = format errors (scored 0.0); t2/t3 over cells "
                  "with >= 1 T1 match (n)")
+    if multi:
+        lines.append("  several attempts per case: trials = scored trials/trials; 0-row, miss, excl and fmt count "
+                     "trials; a case's scored attempts are averaged first, then the cases (n and the CI are over "
+                     "cases)")
     if s.n_boot:
         lines.append(f"  95% CI: percentile bootstrap over cases, {s.n_boot} resamples, seed {s.seed}; overall: "
                      f"games resampled independently")
@@ -140,10 +154,12 @@ CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "mod
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="video-arena score", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("results", help="results folder: <game>/<case_id>/{run.json,answer.json}")
+    ap.add_argument("results", help="results folder (<game>/<case_id>/{run.json,answer.json}) or a Harbor job "
+                    "folder (jobs/<job>/)")
     ap.add_argument("--tasks-root", default=None, help="tasks tree with the cases and ground truth "
                     "(default: $VA_TASKS_ROOT, else the project's tasks/)")
-    ap.add_argument("--compare", metavar="OTHER_RESULTS", help="second results folder: diff on the shared games")
+    ap.add_argument("--compare", metavar="OTHER_RESULTS", help="second results folder or Harbor job: diff on the "
+                    "shared games")
     ap.add_argument("--csv", metavar="OUT", help="per-game table (plus an OVERALL row per system) as CSV")
     ap.add_argument("--cells-csv", metavar="OUT", help="one row per cell as CSV")
     ap.add_argument("--json", metavar="OUT", help="everything (games, overall, cells, compare) as JSON")
@@ -169,9 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     common = dict(tolerance=a.tolerance, n_boot=a.bootstrap, seed=a.seed, verify_requests=a.verify_requests,
                   progress=False if a.quiet else None)
     try:
-        systems = [S.score_results(a.results, a.tasks_root, **common)]
+        systems = [HJ.score_any(a.results, a.tasks_root, **common)]
         if a.compare:
-            systems.append(S.score_results(a.compare, a.tasks_root, **common))
+            systems.append(HJ.score_any(a.compare, a.tasks_root, **common))
             if systems[0].label == systems[1].label:
                 systems[0].label, systems[1].label = "A:" + systems[0].label, "B:" + systems[1].label
         comparison = S.compare(systems[0], systems[1]) if a.compare else None
@@ -198,18 +214,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {a.csv}")
     if a.cells_csv:
         rows = [dict(c.to_row(), system=s.label) for s in systems for c in s.cells()]
-        write_csv(Path(a.cells_csv), rows, CELL_FIELDS)
+        harbor = any(s.harbor is not None for s in systems)
+        write_csv(Path(a.cells_csv), rows, CELL_FIELDS + (HJ.HARBOR_CELL_FIELDS if harbor else []))
         print(f"wrote {a.cells_csv}")
     if a.plot:
         from video_arena.scoring.plots import plot_game_means
         plot_game_means(systems, Path(a.plot), comparison)
         print(f"wrote {a.plot}")
+    rc = 0
     gt_errors = [w for s in systems for w in s.warnings if "ground truth unusable" in w]
     if gt_errors:
         print(f"video-arena score: {len(gt_errors)} cell(s) could not be scored because their ground truth "
               f"is unusable (a tasks-tree bug); they are counted as missing", file=sys.stderr)
-        return 1
-    return 0
+        rc = 1
+    for s in systems:
+        mm = (s.harbor or {}).get("mismatches") or []
+        if mm:
+            print(f"video-arena score: {s.label}: {len(mm)} trial(s) whose Harbor reward differs from the "
+                  f"re-judged reward (a stale judge or ground truth in the generated dataset); the report uses "
+                  f"the re-judged values", file=sys.stderr)
+            rc = 1
+    return rc
 
 
 def judge_main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ COLOURS = ["#3b6fb6", "#e08a2c", "#4a9a5b", "#b44b6e"]
 def plot_game_means(systems: list[S.SystemScore], out: Path, comparison: dict[str, Any] | None = None,
                     metric: str = "reward") -> Path:
     """Bars of each game's mean `metric` per system, with the bootstrap interval as error bars and
-    n_scored/n_cases under each bar; the last group is the overall mean (on the shared games when
+    scored cases/n_cases under each bar; the last group is the overall mean (on the shared games when
     comparing).  Games nobody scored are shown with an 'n/a' marker so the gap is visible."""
     games = sorted(set().union(*(s.games.keys() for s in systems)))
     shared = comparison["shared_games"] if comparison else None
@@ -35,7 +35,7 @@ def plot_game_means(systems: list[S.SystemScore], out: Path, comparison: dict[st
                 gs = s.games.get(g)
                 if gs is None:
                     continue
-                mean, ci, note = gs.means[metric], gs.ci[metric], f"{gs.n_scored}/{gs.n_cases}"
+                mean, ci, note = gs.means[metric], gs.ci[metric], f"{gs.n_scored_cases}/{gs.n_cases}"
             if mean is None:
                 ax.text(x, 0.01, "not scored", ha="center", va="bottom", fontsize=7, color="0.4", rotation=90)
                 ax.text(x, -0.02, note, ha="center", va="top", fontsize=6.5, color="0.3", rotation=90)
@@ -66,7 +66,7 @@ def plot_game_means(systems: list[S.SystemScore], out: Path, comparison: dict[st
     ax.set_axisbelow(True)
     for spine in ("top", "right"):
         ax.spines[spine].set_visible(False)
-    fig.text(0.01, 0.01, "under each bar: n_scored/n_cases (overall: number of games)", fontsize=7, color="0.4")
+    fig.text(0.01, 0.01, "under each bar: scored cases/n_cases (overall: number of games)", fontsize=7, color="0.4")
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out)

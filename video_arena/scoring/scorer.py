@@ -15,7 +15,11 @@ The rules (DESIGN.md "Aggregation", seed 000 "Reporting a comparable number", do
 * **unverified** (excluded, listed): with `--verify-requests`, a Protocol A cell whose request hash
   does not rebuild from its condition file.
 * Per game: mean over scored cells of `reward` and `t1_f1`; `t2_macro_acc` / `t3_macro_acc` over the
-  scored cells where the tier is computable (at least one T1 match), each with its own n.
+  scored cells where the tier is computable (at least one T1 match), each with its own n.  A case with
+  several cells (a Harbor job run with `-k N` attempts, video_arena/scoring/harbor_jobs.py) is first
+  averaged over its scored attempts, then the game mean is the mean of those case means (n = cases) and
+  the bootstrap resamples cases; with one cell per case (a native results folder) this is the plain
+  mean over cells.
 * Overall: the unweighted mean of the game means; a game with no scored cell drops out and is named.
 * Intervals: percentile bootstrap over the game's scored cells (seeded, deterministic); the overall
   interval resamples every game independently and averages the replicate game means.
@@ -38,9 +42,10 @@ BENCHMARK_TOLERANCE_S = 3.0
 METRICS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 #: Metrics that are always defined for a scored cell; T2/T3 are None without a T1 match.
 ALWAYS_DEFINED = ("reward", "t1_f1")
-#: Answer states of a run that ran and left no answer (scored 0.0, counted as 0-row).
-NO_ANSWER_STATES = ("never_wrote", "deleted", "no_answer")
-ANSWER_STATES = ("wrote", "never_wrote", "deleted", "answered", "no_answer")
+#: Answer states of a run that ran and left no answer (scored 0.0, counted as 0-row).  `no_artifact`:
+#: a Harbor trial with a valid reward but no collected artifacts/app/answer.json.
+NO_ANSWER_STATES = ("never_wrote", "deleted", "no_answer", "no_artifact")
+ANSWER_STATES = ("wrote", "never_wrote", "deleted", "answered", "no_answer", "no_artifact")
 SCORE_FORMAT = "video-arena-score/1"
 
 STATUS_SCORED = "scored"
@@ -274,10 +279,24 @@ class GameScore:
     replicates: dict[str, np.ndarray | None]
     counts: dict[str, int]
     extra_case_dirs: list[str]
+    #: per metric: the number of cells (trials) behind the case means in `n` (equal to `n` with one
+    #: cell per case)
+    n_trials: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_scored(self) -> int:
+        """Scored cells (with several attempts per case: scored trials)."""
         return self.counts[STATUS_SCORED]
+
+    @property
+    def n_scored_cases(self) -> int:
+        """Cases with at least one scored cell (= n_scored with one cell per case)."""
+        return len({c.case_id for c in self.cells if c.status == STATUS_SCORED})
+
+    @property
+    def multi_attempt(self) -> bool:
+        """More than one cell for some case (a Harbor job run with -k N)."""
+        return len(self.cells) > len({c.case_id for c in self.cells})
 
     @property
     def scored(self) -> bool:
@@ -286,6 +305,7 @@ class GameScore:
     def summary(self) -> dict[str, Any]:
         return {
             "game": self.game, "n_cases": self.n_cases, "n_scored": self.n_scored,
+            "n_scored_cases": self.n_scored_cases, "n_cells": len(self.cells), "n_trials": dict(self.n_trials),
             "scored": self.scored,
             "counts": dict(self.counts),
             "means": dict(self.means), "n": dict(self.n),
@@ -348,14 +368,24 @@ def aggregate_game(game: str, n_cases: int, cells: list[Cell], n_boot: int, seed
     n: dict[str, int] = {}
     ci: dict[str, tuple[float, float] | None] = {}
     reps: dict[str, np.ndarray | None] = {}
+    n_trials: dict[str, int] = {}
     for m in METRICS:
-        vals = [v for v in (c.metric(m) for c in scored) if v is not None]
+        # Mean per case over its attempts first (one cell per case: the cell's own value, exactly),
+        # then the mean of the case means: every case weighs the same however many attempts scored.
+        by_case: dict[str, list[float]] = {}
+        for c in scored:
+            v = c.metric(m)
+            if v is not None:
+                by_case.setdefault(c.case_id, []).append(v)
+        vals = [x[0] if len(x) == 1 else float(np.mean(x)) for x in by_case.values()]
         n[m] = len(vals)
+        n_trials[m] = sum(len(x) for x in by_case.values())
         means[m] = float(np.mean(vals)) if vals else None
         reps[m] = bootstrap_means(vals, n_boot, seed, game, m)
         ci[m] = percentile_ci(reps[m])
     return GameScore(game=game, n_cases=n_cases, cells=cells, means=means, n=n, ci=ci,
-                     replicates=reps, counts=counts, extra_case_dirs=list(extra_case_dirs or []))
+                     replicates=reps, counts=counts, extra_case_dirs=list(extra_case_dirs or []),
+                     n_trials=n_trials)
 
 
 @dataclass
@@ -370,6 +400,9 @@ class SystemScore:
     seed: int
     warnings: list[str]
     label: str = ""
+    #: a Harbor job's facts (video_arena/scoring/harbor_jobs.py): job, agents, attempts, missing
+    #: trials with their exception types, reward mismatches; None for a native results folder
+    harbor: dict[str, Any] | None = None
 
     @property
     def diagnostic(self) -> bool:
@@ -409,6 +442,7 @@ class SystemScore:
             "dropped_games": self.dropped_games(),
             "overall": self.overall(),
             "warnings": list(self.warnings),
+            **({"harbor": self.harbor} if self.harbor is not None else {}),
         }
 
 
@@ -563,7 +597,8 @@ def compare(a: SystemScore, b: SystemScore) -> dict[str, Any]:
     per_game = {}
     for g in shared:
         ga, gb = a.games[g], b.games[g]
-        entry: dict[str, Any] = {"n_scored": [ga.n_scored, gb.n_scored], "n_cases": [ga.n_cases, gb.n_cases]}
+        entry: dict[str, Any] = {"n_scored": [ga.n_scored_cases, gb.n_scored_cases],
+                                 "n_cases": [ga.n_cases, gb.n_cases], "n_scored_trials": [ga.n_scored, gb.n_scored]}
         for m in METRICS:
             ma, mb = ga.means[m], gb.means[m]
             d = None if ma is None or mb is None else ma - mb
@@ -619,7 +654,8 @@ def to_json(systems: list[SystemScore], comparison: dict[str, Any] | None = None
     return doc
 
 
-CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "missing", "diagnostic", "unverified", "zero_rows",
+CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cells", "missing", "diagnostic",
+              "unverified", "zero_rows",
               "format_errors", "reward", "reward_ci_lo", "reward_ci_hi", "t1_f1", "t1_f1_ci_lo", "t1_f1_ci_hi",
               "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "in_overall"]
 
@@ -630,6 +666,7 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
         overall = s.overall()
         for g, gs in s.games.items():
             r = {"system": s.label, "game": g, "n_cases": gs.n_cases, "n_scored": gs.n_scored,
+                 "n_scored_cases": gs.n_scored_cases, "n_cells": len(gs.cells),
                  "missing": gs.counts[STATUS_MISSING], "diagnostic": gs.counts[STATUS_DIAGNOSTIC],
                  "unverified": gs.counts[STATUS_UNVERIFIED], "zero_rows": gs.counts["zero_rows"],
                  "format_errors": gs.counts["format_error"], "in_overall": g in overall["games"]}

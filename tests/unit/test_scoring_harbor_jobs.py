@@ -1,0 +1,381 @@
+"""`video-arena score` on a Harbor job folder: agent timeout scored, harness exceptions missing, reward
+mismatches reported, an absent answer artifact 0.0, several attempts per task, compare.
+
+Every job here is made by hand in tmp_path with Harbor 0.26's layout (docs: the Harbor notes,
+section 7): jobs/<job>/config.json and one <taskdir[:32]>__<7 chars>/ folder per trial with
+config.json, result.json, [exception.txt], verifier/{reward.json, judge.json, test-stdout.txt},
+artifacts/{manifest.json, app/answer.json} and agent/.  `test_fixture_is_what_harbor_reads` checks the
+hand-made documents against Harbor's own models when Harbor is installed.
+"""
+from __future__ import annotations
+
+import json
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+from video_arena.paths import REPO_ROOT
+from video_arena.scoring import cli
+from video_arena.scoring import harbor_jobs as HJ
+from video_arena.scoring import scorer as S
+from video_arena.scoring.judge_loader import load_judge
+
+J = load_judge()
+
+SPEC = {"game": "chess", "sides": ["white", "black"],
+        "event_types": ["move", "capture", "castle", "promotion", "check", "checkmate"],
+        "delta_labels": ["up", "down", "flat"], "state_labels": ["white", "black", "even"], "band": 0.05}
+GAME_TOML = (REPO_ROOT / "video_arena" / "games" / "chess" / "game.toml").read_text(encoding="utf-8")
+EVENTS = [
+    {"t": 10.0, "type": "move", "actor": "white", "where": "e4", "delta": "flat", "state": "even", "v_before": 0.5, "v_after": 0.52},
+    {"t": 20.0, "type": "move", "actor": "black", "where": "e5", "delta": "flat", "state": "even", "v_before": 0.52, "v_after": 0.5},
+    {"t": 30.0, "type": "capture", "actor": "white", "where": "d5", "delta": "up", "state": "white", "v_before": 0.5, "v_after": 0.7},
+    {"t": 40.0, "type": "check", "actor": "black", "where": "b4", "delta": "down", "state": "black", "v_before": 0.7, "v_after": 0.3},
+]
+FIELDS = ("t", "type", "actor", "where", "delta", "state")
+ORACLE = {"events": [{k: e[k] for k in FIELDS} for e in EVENTS]}
+HALF = {"events": ORACLE["events"][:2]}                                  # every F1 2/3
+SHIFTED = {"events": [dict(r, t=r["t"] + 5) for r in ORACLE["events"]]}  # 0.0
+ZEROS = {"reward": 0.0, "t1_f1": 0.0, "t2_macro_acc": 0.0, "t3_macro_acc": 0.0}
+
+
+def gt_doc(game: str, case_id: str) -> dict:
+    return {"format": "video-arena-gt/1", "game": game, "case_id": case_id, "spec": dict(SPEC, game=game),
+            "duration_s": 50.0, "events": EVENTS, "v_series": [[0.0, 0.5]], "v_definition": "test", "record": {}}
+
+
+def rewards_of(answer: dict | None) -> dict:
+    """What the dataset's verifier writes: the judge's reward_of (computed here, not typed in)."""
+    return J.reward_of(J.judge(gt_doc("chess", "x"), None if answer is None else json.dumps(answer)))
+
+
+def make_tasks(root: Path, games: dict[str, int]) -> dict[str, list[str]]:
+    ids = {}
+    for game, n in games.items():
+        d = root / game
+        (d / "gt").mkdir(parents=True)
+        (d / "game.toml").write_text(GAME_TOML.replace('name = "chess"', f'name = "{game}"'), encoding="utf-8")
+        ids[game] = [f"{game[:2].title()}Case{i:02d}" for i in range(n)]
+        (d / "cases.json").write_text(json.dumps({"game": game, "cases": [{"case_id": c} for c in ids[game]]}))
+        for c in ids[game]:
+            (d / "gt" / f"{c}.json").write_text(json.dumps(gt_doc(game, c)))
+    return ids
+
+
+AGENT = {"name": "terminus-2", "import_path": None, "model_name": "openai/m1", "base_url": None,
+         "model_api_key_name": None, "model_api_format": None, "skip_model_parsing": False, "n_concurrent": None,
+         "concurrency_group": None, "skills": [], "override_timeout_sec": None,
+         "override_setup_timeout_sec": None, "max_timeout_sec": None, "resume_trajectory": False,
+         "load_trajectory": None, "extra_allowed_hosts": [], "kwargs": {"max_turns": 200}, "mcp_servers": []}
+ENVIRONMENT = {"type": "docker", "import_path": None, "force_build": False, "delete": True, "stream": False,
+               "cpu_enforcement_policy": "auto", "memory_enforcement_policy": "auto", "override_cpus": None,
+               "override_memory_mb": None, "override_storage_mb": None, "override_gpus": None,
+               "override_tpu": None, "mounts": None, "extra_docker_compose": [], "kwargs": {},
+               "extra_allowed_hosts": []}
+MULTIPLIERS = {"timeout_multiplier": 1.0, "agent_timeout_multiplier": None, "verifier_timeout_multiplier": None,
+               "agent_setup_timeout_multiplier": None, "environment_build_timeout_multiplier": None}
+
+
+def make_job(jobs: Path, name: str, n_attempts: int = 1, model: str = "openai/m1") -> Path:
+    job = jobs / name
+    job.mkdir(parents=True)
+    cfg = {"schema_version": 1, "job_name": name, "jobs_dir": "jobs", "n_attempts": n_attempts,
+           "install_only": False, "skip_credential_checks": False, **MULTIPLIERS, "debug": False,
+           "n_concurrent_trials": 4, "quiet": False,
+           "retry": {"max_retries": 0, "include_exceptions": None, "exclude_exceptions": ["AgentTimeoutError"],
+                     "wait_multiplier": 1.0, "min_wait_sec": 1.0, "max_wait_sec": 60.0},
+           "override_error_policy": {}, "environment": ENVIRONMENT,
+           "verifier": {"override_timeout_sec": None, "max_timeout_sec": None, "disable": False},
+           "metrics": [], "agents": [dict(AGENT, model_name=model)], "user_agent": None,
+           "datasets": [{"path": "harbor/video-arena"}], "tasks": [], "artifacts": [],
+           "extra_instruction_paths": [], "extra_instructions": [], "source_jobs": []}
+    (job / "config.json").write_text(json.dumps(cfg, indent=4))
+    (job / "lock.json").write_text("{}")
+    (job / "job.log").write_text("")
+    return job
+
+
+_rng = random.Random(7)
+
+
+def trial(job: Path, game: str, case_id: str, answer: dict | None, *, rewards: dict | None | str = "judge",
+          exception: str | None = None, message: str = "boom", verifier_ran: bool = True,
+          result: bool = True, judge_case: dict | None = None, started_at: str = "2026-01-01T00:00:00Z",
+          model: str = "openai/m1") -> Path:
+    """One trial folder.  `answer` None: no artifact collected.  `rewards`: "judge" = what the dataset's
+    verifier writes for this answer; a dict: that reward.json; None: no verifier result."""
+    taskdir = f"{game}-{case_id}"
+    name = f"{taskdir[:32]}__{''.join(_rng.choices(string.ascii_letters + string.digits, k=7))}"
+    d = job / name
+    for sub in ("agent", "verifier", "artifacts"):
+        (d / sub).mkdir(parents=True)
+    tcfg = {"schema_version": 1,
+            "task": {"path": f"harbor/video-arena/{taskdir}", "git_url": None, "git_commit_id": None,
+                     "name": None, "ref": None, "overwrite": False, "download_dir": None, "source": "video-arena"},
+            "trial_name": name, "trials_dir": f"jobs/{job.name}", "install_only": False, **MULTIPLIERS,
+            "agent": dict(AGENT, model_name=model), "user_agent": None, "environment": ENVIRONMENT,
+            "verifier": {"override_timeout_sec": None, "max_timeout_sec": None, "disable": False},
+            "override_error_policy": {}, "artifacts": [], "extra_instruction_paths": [], "extra_instructions": [],
+            "job_id": "6f1b8a4e-0000-4000-8000-000000000000", "source_trial": None}
+    (d / "config.json").write_text(json.dumps(tcfg, indent=4))
+    (d / "trial.log").write_text("")
+    manifest = [{"source": "/app/answer.json", "destination": None, "service": "main",
+                 "status": "ok" if answer is not None else "failed"}]
+    (d / "artifacts" / "manifest.json").write_text(json.dumps(manifest))
+    if answer is not None:
+        (d / "artifacts" / "app").mkdir()
+        (d / "artifacts" / "app" / "answer.json").write_text(json.dumps(answer))
+    if rewards == "judge":
+        rewards = rewards_of(answer)
+    if verifier_ran and rewards is not None:
+        (d / "verifier" / "reward.json").write_text(json.dumps(rewards))
+        (d / "verifier" / "judge.json").write_text(json.dumps({
+            "format": "video-arena-harbor-verifier/1", "error": None,
+            "case": judge_case or {"game": game, "case_id": case_id, "protocol": "B",
+                                   "task_name": f"video-arena/{taskdir}"},
+            "answer_state": "wrote" if answer is not None else "missing", "rewards": rewards}))
+        (d / "verifier" / "test-stdout.txt").write_text("reward: " + json.dumps(rewards) + "\n")
+    exc_info = None
+    if exception:
+        exc_info = {"exception_type": exception, "exception_message": message,
+                    "exception_traceback": f"Traceback (most recent call last):\n{exception}: {message}\n",
+                    "occurred_at": started_at}
+        (d / "exception.txt").write_text(exc_info["exception_traceback"])
+    if not result:
+        return d
+    timing = {"started_at": started_at, "finished_at": started_at}
+    vr = {"rewards": rewards} if (verifier_ran and rewards is not None) else None
+    # Harbor 0.26's computed reward_valid: rewards present and every exception's policy keeps the reward
+    valid_types = {"AgentTimeoutError", "NonZeroAgentExitCodeError", "RuntimeError"}  # RuntimeError: unknown type
+    doc = {"schema_version": 1, "id": "0b7e9c1a-1111-4111-8111-111111111111",
+           "task_name": f"video-arena/{taskdir}", "trial_name": name, "trial_uri": f"file:///jobs/{job.name}/{name}",
+           "task_id": {"path": f"harbor/video-arena/{taskdir}"}, "source": "video-arena",
+           "task_checksum": "0" * 64, "config": tcfg,
+           "agent_info": {"name": "terminus-2", "version": "2.0.0",
+                          "model_info": {"name": model.split("/")[-1], "provider": model.split("/")[0]}},
+           "agent_result": {"n_input_tokens": 100, "n_cache_tokens": 0, "n_output_tokens": 10, "cost_usd": None,
+                            "model_usage": None, "rollout_details": None, "metadata": None},
+           "verifier_result": vr, "verifier_environment_mode": "separate" if vr else None,
+           "exception_info": exc_info, "started_at": started_at, "finished_at": started_at,
+           "environment_setup": timing, "agent_setup": timing, "agent_execution": timing,
+           "verifier": timing if vr else None, "step_results": None,
+           "reward_valid": bool(vr and vr["rewards"]) and (exception is None or exception in valid_types)}
+    (d / "result.json").write_text(json.dumps(doc, indent=4))
+    return d
+
+
+def score(path, tasks, **kw):
+    kw.setdefault("n_boot", 200)
+    kw.setdefault("progress", False)
+    return HJ.score_any(path, tasks, **kw)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    tasks = tmp_path / "tasks"
+    ids = make_tasks(tasks, {"chess": 4, "go": 2})
+    return tmp_path, tasks, ids
+
+
+# ------------------------------------------------------------------------------------------------
+def test_fixture_is_what_harbor_reads(tree):
+    """The hand-made documents parse with Harbor's own models, and our reward_valid is Harbor's."""
+    pytest.importorskip("harbor")
+    from harbor.models.job.config import JobConfig
+    from harbor.models.trial.result import TrialResult
+    tmp, tasks, ids = tree
+    job = make_job(tmp / "jobs", "j")
+    JobConfig.model_validate_json((job / "config.json").read_text())
+    for exc, rw in ((None, "judge"), ("AgentTimeoutError", "judge"), ("RuntimeError", "judge"),
+                    ("VerifierTimeoutError", None), ("EnvironmentStartTimeoutError", None)):
+        d = trial(job, "chess", ids["chess"][0], ORACLE, exception=exc, rewards=rw)
+        doc = json.loads((d / "result.json").read_text())
+        parsed = TrialResult.model_validate(doc)
+        assert parsed.reward_valid == doc["reward_valid"], (exc, parsed.reward_valid)
+        assert parsed.task_name == "video-arena/chess-" + ids["chess"][0]
+
+
+def test_agent_timeout_scored_and_harness_exceptions_missing(tree, capsys):
+    tmp, tasks, ids = tree
+    job = make_job(tmp / "jobs", "jt")
+    c = ids["chess"]
+    trial(job, "chess", c[0], ORACLE, exception="AgentTimeoutError", message="Agent timed out after 7200 s")
+    trial(job, "chess", c[1], HALF)
+    # Harbor keeps this one in its mean (an unknown exception type keeps the reward); a harness error
+    # of the Protocol A agent is missing for us
+    trial(job, "chess", c[2], None, rewards=ZEROS, exception="RuntimeError",
+          message="Protocol A call never got a reply: HTTP 500")
+    trial(job, "chess", c[3], ORACLE, rewards=None, verifier_ran=False, exception="VerifierTimeoutError")
+    trial(job, "go", ids["go"][0], None, rewards=None, verifier_ran=False, exception="EnvironmentStartTimeoutError")
+    trial(job, "go", ids["go"][1], ORACLE, rewards=None, verifier_ran=True, exception="RewardFileNotFoundError")
+    assert HJ.is_harbor_job(job)
+    s = score(job, tasks)
+    ch = s.games["chess"]
+    assert (ch.n_scored, ch.n_cases, ch.counts["missing"]) == (2, 4, 2)
+    assert ch.means["reward"] == pytest.approx((1.0 + 2 / 3) / 2)       # the timed-out trial counts 1.0
+    timed_out = next(x for x in ch.cells if x.case_id == c[0])
+    assert timed_out.status == S.STATUS_SCORED and timed_out.exception_type == "AgentTimeoutError"
+    go = s.games["go"]
+    assert go.n_scored == 0 and s.overall()["games"] == ["chess"] and "go" in s.dropped_games()
+    assert s.harbor["missing_by_type"] == {"EnvironmentStartTimeoutError": 1, "RewardFileNotFoundError": 1,
+                                           "RuntimeError": 1, "VerifierTimeoutError": 1}
+    assert s.harbor["mismatches"] == []
+    rc = cli.main([str(job), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "50"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert f"missing chess/{c[2]} attempt 1" in out and "RuntimeError: Protocol A call never got a reply" in out
+    assert f"missing chess/{c[3]} attempt 1" in out and "VerifierTimeoutError" in out
+    assert "scored although the agent stopped with an exception: AgentTimeoutError 1" in out
+    assert "every one equal to Harbor's reward.json" in out
+
+
+def test_reward_valid_false_and_no_result_json_are_missing(tree):
+    tmp, tasks, ids = tree
+    job = make_job(tmp / "jobs", "jv")
+    c = ids["chess"]
+    d = trial(job, "chess", c[0], ORACLE)
+    doc = json.loads((d / "result.json").read_text())
+    doc["reward_valid"] = False
+    (d / "result.json").write_text(json.dumps(doc))
+    trial(job, "chess", c[1], ORACLE, result=False)           # an unfinished trial: case from its config
+    trial(job, "chess", c[2], ORACLE)
+    s = score(job, tasks)
+    cells = {x.case_id: x for x in s.games["chess"].cells}
+    assert cells[c[0]].status == S.STATUS_MISSING and cells[c[0]].reason == "reward_valid is false"
+    assert cells[c[1]].status == S.STATUS_MISSING and "no result.json" in cells[c[1]].reason
+    assert cells[c[1]].trial.startswith(f"chess-{c[1]}__")
+    assert cells[c[2]].status == S.STATUS_SCORED and cells[c[3]].reason == "not run (no trial folder)"
+
+
+def test_reward_mismatch_is_reported_and_exits_1(tree, capsys):
+    tmp, tasks, ids = tree
+    job = make_job(tmp / "jobs", "jm")
+    c = ids["chess"]
+    stale = dict(rewards_of(HALF), reward=1.0)                   # a dataset judged with another judge
+    trial(job, "chess", c[0], HALF, rewards=stale)
+    near = {k: v + 1e-12 for k, v in rewards_of(ORACLE).items()}  # float noise is not a mismatch
+    trial(job, "chess", c[1], ORACLE, rewards=near)
+    s = score(job, tasks)
+    mm = s.harbor["mismatches"]
+    assert [(m["case_id"], m["diff"]) for m in mm] == [(c[0], "reward Harbor 1.0 vs judge 0.666667")]
+    assert s.games["chess"].means["reward"] == pytest.approx((2 / 3 + 1.0) / 2)  # the re-judged values
+    rc = cli.main([str(job), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "0"])
+    cap = capsys.readouterr()
+    assert rc == 1
+    assert "REWARD MISMATCH in 1 trial(s)" in cap.out and f"chess/{c[0]} attempt 1" in cap.out
+    assert "differs from the re-judged reward" in cap.err
+
+
+def test_missing_artifact_scores_zero_with_a_valid_reward(tree, tmp_path):
+    tmp, tasks, ids = tree
+    job = make_job(tmp / "jobs", "ja")
+    c = ids["chess"]
+    trial(job, "chess", c[0], None)                              # nop agent: no artifact, reward 0.0 valid
+    trial(job, "chess", c[1], ORACLE)
+    s = score(job, tasks)
+    g = s.games["chess"]
+    cell0 = next(x for x in g.cells if x.case_id == c[0])
+    assert cell0.status == S.STATUS_SCORED and cell0.metric("reward") == 0.0
+    assert cell0.answer_state == "no_artifact" and cell0.zero_rows
+    assert (g.n_scored, g.counts["zero_rows"], g.counts["format_error"]) == (2, 1, 0)
+    assert g.means["reward"] == pytest.approx(0.5)
+    assert s.harbor["mismatches"] == []
+
+
+def test_multiple_attempts_mean_per_case_then_per_game(tree, capsys):
+    tmp, tasks, ids = tree
+    job = make_job(tmp / "jobs", "jk", n_attempts=3)
+    c = ids["chess"]
+    t = ["2026-01-01T00:00:0%dZ" % i for i in range(3)]
+    trial(job, "chess", c[0], ORACLE, started_at=t[0])
+    trial(job, "chess", c[0], HALF, started_at=t[1])
+    trial(job, "chess", c[0], None, rewards=None, verifier_ran=False, exception="EnvironmentStartTimeoutError",
+          started_at=t[2])
+    for i, a in enumerate((SHIFTED, ORACLE, ORACLE)):
+        trial(job, "chess", c[1], a, started_at=t[i])
+    trial(job, "chess", c[2], ORACLE, started_at=t[0])            # one of three attempts ran
+    s = score(job, tasks)
+    g = s.games["chess"]
+    # cases: c0 (1 + 2/3)/2 = 5/6, c1 (0 + 1 + 1)/3 = 2/3, c2 1; c3 not run
+    assert g.means["reward"] == pytest.approx((5 / 6 + 2 / 3 + 1.0) / 3)
+    assert g.means["reward"] != pytest.approx((1 + 2 / 3 + 0 + 1 + 1 + 1) / 6)   # not the pooled trial mean
+    assert (g.n["reward"], g.n_trials["reward"]) == (3, 6)
+    assert (g.n_scored, g.n_scored_cases, len(g.cells), g.counts["missing"]) == (6, 3, 12, 6)
+    assert [x.attempt for x in g.cells if x.case_id == c[0]] == [1, 2, 3]
+    assert s.harbor["n_not_run"] == 5 + 2 * 3                    # chess c2 (2), c3 (3); go not run (2 x 3)
+    # T2: c1's shifted attempt has no T1 pair, so c1's T2 is the mean of its two oracle attempts
+    assert g.n["t2_macro_acc"] == 3 and g.n_trials["t2_macro_acc"] == 5
+    rc = cli.main([str(job), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "0"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    row = next(line for line in out.splitlines() if line.strip().startswith("chess"))
+    assert row.split()[1:3] == ["3/4", "6/12"]                   # cases, then trials
+    assert "3 attempt(s) per task" in out and "a case's scored attempts are averaged first" in out
+
+
+def test_single_attempt_job_scores_like_the_native_folder(tree):
+    """Same answers as a native results folder: the same means, n and intervals."""
+    tmp, tasks, ids = tree
+    job = make_job(tmp / "jobs", "j1")
+    native = tmp / "native"
+    answers = {("chess", ids["chess"][0]): ORACLE, ("chess", ids["chess"][1]): HALF,
+               ("chess", ids["chess"][2]): SHIFTED, ("go", ids["go"][0]): HALF}
+    for (g, c), a in answers.items():
+        trial(job, g, c, a)
+        d = native / g / c
+        d.mkdir(parents=True)
+        (d / "answer.json").write_text(json.dumps(a))
+        (d / "run.json").write_text(json.dumps({"protocol": "B", "model": "m1", "game": g, "case_id": c,
+                                                "stop_reason": "completed", "answer_state": "wrote"}))
+    h, n = score(job, tasks), score(native, tasks)
+    assert h.harbor is not None and n.harbor is None
+    for g in ("chess", "go"):
+        assert h.games[g].means == n.games[g].means and h.games[g].n == n.games[g].n
+        assert h.games[g].ci == n.games[g].ci
+    assert h.overall()["means"] == n.overall()["means"]
+
+
+def test_compare_two_jobs_on_the_shared_games(tree, capsys):
+    tmp, tasks, ids = tree
+    a = make_job(tmp / "jobs", "protocol-a", model="openai/m1")
+    b = make_job(tmp / "jobs", "protocol-b", model="openai/m1")
+    for c in ids["chess"]:
+        trial(a, "chess", c, ORACLE)
+        trial(b, "chess", c, HALF)
+    for c in ids["go"]:
+        trial(a, "go", c, ORACLE)
+        trial(b, "go", c, None, rewards=None, verifier_ran=False, exception="EnvironmentStartTimeoutError")
+    out_json = tmp / "cmp.json"
+    cells_csv = tmp / "cells.csv"
+    rc = cli.main([str(a), "--compare", str(b), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "100",
+                   "--json", str(out_json), "--cells-csv", str(cells_csv)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    doc = json.loads(out_json.read_text())
+    cmp = doc["compare"]
+    assert cmp["shared_games"] == ["chess"]
+    assert cmp["dropped_games"] == {"go": "B: 0/2 scored"}
+    assert cmp["overall_shared"]["reward"]["diff"] == pytest.approx(1 / 3)
+    assert cmp["own_overall_not_comparable"]["a"]["games"] == ["chess", "go"]
+    assert [s_["harbor"]["job"] for s_ in doc["systems"]] == ["protocol-a", "protocol-b"]
+    assert "shared games (both scored): chess" in out
+    header = cells_csv.read_text().splitlines()[0].split(",")
+    assert header[-len(HJ.HARBOR_CELL_FIELDS):] == HJ.HARBOR_CELL_FIELDS
+
+
+def test_judge_json_naming_another_case_is_missing_and_bad_paths_are_clear(tree, capsys):
+    tmp, tasks, ids = tree
+    jobs = tmp / "jobs"
+    job = make_job(jobs, "jc")
+    c = ids["chess"]
+    trial(job, "chess", c[0], ORACLE, judge_case={"game": "chess", "case_id": c[1], "protocol": "B"})
+    d = trial(job, "chess", c[1], ORACLE)
+    s = score(job, tasks)
+    bad = next(x for x in s.games["chess"].cells if x.case_id == c[0])
+    assert bad.status == S.STATUS_MISSING and "judge.json names case_id" in bad.reason
+    assert cli.main([str(jobs), "--tasks-root", str(tasks), "--quiet"]) == 2
+    assert "holds Harbor jobs (jc): pass one job folder" in capsys.readouterr().err
+    assert cli.main([str(d), "--tasks-root", str(tasks), "--quiet"]) == 2
+    assert "is one Harbor trial; pass its job folder" in capsys.readouterr().err

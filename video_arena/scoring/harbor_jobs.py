@@ -1,0 +1,535 @@
+"""Score a Harbor job folder by the rules of a native results folder (docs/SCORING.md, "Scoring a
+Harbor job").
+
+A Harbor 0.26 job (`harbor run -p <dataset> ... -o JOBS --job-name NAME [-k N]`) is
+
+    JOBS/<job>/config.json                      the JobConfig (n_attempts, agents, multipliers, ...)
+    JOBS/<job>/<taskdir[:32]>__<7 chars>/       one folder per trial
+        config.json                             the TrialConfig (task.path, agent.kwargs, ...)
+        result.json                             task_name, verifier_result.rewards, exception_info,
+                                                reward_valid, agent_info, agent_result, started_at, ...
+        exception.txt                           when the trial raised
+        verifier/{reward.json, judge.json, test-stdout.txt}
+        artifacts/app/answer.json               the collected answer (absent when never written)
+        agent/                                  the agent's logs (Protocol A: a native cell folder)
+
+Each trial becomes one `scorer.Cell` (a `HarborCell`), and the cells go through the scorer's own
+aggregation (`scorer.aggregate_game`), so means, n, intervals, dropped games and `--compare` are the
+native ones.  Per trial:
+
+* game and case from `task_name` (`video-arena/<game>-<case_id>`), else from the trial config's task
+  path (the task folder is named `<game>-<case_id>`); `verifier/judge.json` must agree when present.
+* **missing** (never 0.0), listed with the reason: no result.json (an unfinished trial), any recorded
+  exception except the agent's own stops in `AGENT_STOP_EXCEPTIONS` (an environment that did not start,
+  `VerifierTimeoutError`, `RewardFileNotFoundError`, `VerifierOutputParseError`, an exception raised by
+  the agent's harness such as the Protocol A agent's `RuntimeError` when its call never got a reply, ...),
+  no verifier result, `reward_valid` false.  Harbor itself keeps some of those trials in its mean
+  (an unknown exception type counts as a valid reward there); we do not.
+* **scored**: the answer artifact is re-judged with the package's judge (`load_judge()`) against the
+  tasks tree's ground truth, exactly as a native cell; an absent artifact scores 0.0 (the agent never
+  wrote, state `no_artifact`, counted in 0-row).  A trial that hit the agent timeout is scored on what it
+  left (Harbor collects and grades it).
+* **reward check**: each scored trial's `verifier_result.rewards` is compared with the re-judged
+  `reward_of(record)`, key by key; any difference over 1e-9 is a reward mismatch: the dataset's judge or
+  ground truth is not the checkout's (a stale generated dataset).  The number reported is the re-judged
+  one; the mismatch is listed and `video-arena score` exits 1.
+* **attempts** (`-k N`): every trial is a cell; a case with fewer trials than `n_attempts` gets missing
+  cells for the attempts not run.  The scorer averages a case's scored attempts first, then the cases
+  (every case weighs the same), and the bootstrap resamples cases.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from video_arena import paths
+from video_arena.core import tasks as T
+from video_arena.scoring import scorer as S
+
+#: Exceptions with which the *agent* stopped and the verifier still graded what it left (the
+#: equivalents of a native run's `timeout` and `agent_error` stops, which are scored): the trial is
+#: scored.  Every other recorded exception makes the trial missing.
+AGENT_STOP_EXCEPTIONS = frozenset({
+    "AgentTimeoutError",           # the agent's wall clock (native: stop_reason "timeout")
+    "NonZeroAgentExitCodeError",   # the agent's process exited non-zero (native: "agent_error")
+    "ContextWindowExceededError", "ContextLengthExceededError",
+    "OutputTokenExceededError", "OutputLengthExceededError",
+})
+REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+REWARD_ATOL = 1e-9
+#: Where Harbor puts the collected /app/answer.json (artifacts/<source path without "/">).
+ANSWER_ARTIFACT = Path("artifacts") / "app" / "answer.json"
+TASK_PREFIX = "video-arena/"
+HARBOR_CELL_FIELDS = ["trial", "attempt", "exception_type", "harbor_reward", "reward_mismatch"]
+
+
+# --------------------------------------------------------------------------------------------------
+# detection
+# --------------------------------------------------------------------------------------------------
+def _json_object(path: Path) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _is_trial_dir(d: Path) -> bool:
+    if (d / "result.json").is_file():
+        return True
+    cfg = _json_object(d / "config.json") if (d / "config.json").is_file() else None
+    return bool(cfg) and isinstance(cfg.get("task"), dict)
+
+
+def trial_dirs(job: Path) -> list[Path]:
+    return sorted(d for d in job.iterdir() if d.is_dir() and not d.name.startswith(".") and _is_trial_dir(d))
+
+
+def is_harbor_job(path: str | Path) -> bool:
+    """A folder with a job config.json and at least one trial folder (result.json, or a config.json
+    naming a task)."""
+    p = Path(path).expanduser()
+    if not (p.is_dir() and (p / "config.json").is_file()):
+        return False
+    cfg = _json_object(p / "config.json")
+    if cfg is None or isinstance(cfg.get("task"), dict):  # a trial's own config.json
+        return False
+    return bool(trial_dirs(p))
+
+
+def _not_a_source_hint(p: Path) -> str | None:
+    """Why a folder that is neither a results folder nor a job looks like part of a Harbor run."""
+    if not p.is_dir():
+        return None
+    res = _json_object(p / "result.json") if (p / "result.json").is_file() else None
+    if res is not None and "task_name" in res:
+        return f"{p} is one Harbor trial; pass its job folder ({p.parent})"
+    jobs = [d.name for d in sorted(p.iterdir()) if d.is_dir() and is_harbor_job(d)]
+    if jobs:
+        return (f"{p} holds Harbor jobs ({', '.join(jobs[:5])}{' ...' if len(jobs) > 5 else ''}): "
+                f"pass one job folder")
+    return None
+
+
+def score_any(path: str | Path, tasks_root: str | Path | None = None, **kw) -> S.SystemScore:
+    """`video-arena score`'s entry: a Harbor job folder or a native results folder."""
+    p = Path(path).expanduser()
+    if is_harbor_job(p):
+        return score_job(p, tasks_root, **kw)
+    try:
+        return S.score_results(p, tasks_root, **kw)
+    except S.ScoringInputError as exc:
+        hint = _not_a_source_hint(p)
+        if hint:
+            raise S.ScoringInputError(hint) from exc
+        raise
+
+
+# --------------------------------------------------------------------------------------------------
+# one trial
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class HarborCell(S.Cell):
+    trial: str = ""
+    attempt: int | None = None
+    exception_type: str | None = None
+    exception_message: str | None = None
+    harbor_rewards: dict[str, Any] | None = None
+    reward_mismatch: str = ""
+    started_at: str | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        row = super().to_row()
+        row.update(trial=self.trial, attempt=self.attempt, exception_type=self.exception_type,
+                   harbor_reward=(self.harbor_rewards or {}).get("reward"),
+                   reward_mismatch=self.reward_mismatch)
+        return row
+
+
+@dataclass
+class Trial:
+    """What the scorer needs from one trial folder."""
+    dir: Path
+    result: dict[str, Any] | None
+    config: dict[str, Any] | None
+    error: str = ""                       # result.json unreadable
+    task_key: str | None = None           # "<game>-<case_id>"
+    task_key_source: str = ""
+    judge_case: dict[str, Any] | None = None
+    judge_error: str | None = None
+    protocol: str | None = None
+    model: str | None = None
+    exceptions: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _task_key(result: dict | None, config: dict | None) -> tuple[str | None, str]:
+    name = (result or {}).get("task_name")
+    if isinstance(name, str) and name:
+        return (name[len(TASK_PREFIX):] if name.startswith(TASK_PREFIX) else name.rsplit("/", 1)[-1]), "task_name"
+    for doc in (config, (result or {}).get("config")):
+        task = (doc or {}).get("task")
+        if isinstance(task, dict) and isinstance(task.get("path"), str) and task["path"]:
+            return Path(task["path"]).name, "config task path"
+    return None, ""
+
+
+def _model_of(result: dict | None, config: dict | None) -> str | None:
+    cfg = (result or {}).get("config") or config or {}
+    agent = cfg.get("agent") if isinstance(cfg, dict) else None
+    agent = agent if isinstance(agent, dict) else {}
+    info = (result or {}).get("agent_info")
+    info = info if isinstance(info, dict) else {}
+    model = agent.get("model_name")
+    if not model and isinstance(info.get("model_info"), dict):
+        mi = info["model_info"]
+        model = "/".join(x for x in (mi.get("provider"), mi.get("name")) if x) or None
+    who = agent.get("name") or agent.get("import_path") or info.get("name")
+    if model and who:
+        return f"{who}:{model}"
+    return model or who
+
+
+def _protocol_of(trial: Trial) -> str | None:
+    p = (trial.judge_case or {}).get("protocol")
+    if p:
+        return str(p)
+    cfg = (trial.result or {}).get("config") or trial.config or {}
+    task_path = ((cfg.get("task") or {}) if isinstance(cfg, dict) else {}).get("path")
+    if isinstance(task_path, str):
+        case = _json_object(Path(task_path) / "tests" / "case.json")  # the dataset, when still there
+        if case and case.get("protocol"):
+            return str(case["protocol"])
+    return None
+
+
+def read_trial(d: Path) -> Trial:
+    config = _json_object(d / "config.json")
+    result: dict[str, Any] | None = None
+    error = ""
+    if not (d / "result.json").is_file():
+        error = "no result.json (the trial did not finish)"
+    else:
+        result = _json_object(d / "result.json")
+        if result is None:
+            error = "result.json unreadable or not a JSON object"
+    t = Trial(dir=d, result=result, config=config, error=error)
+    t.task_key, t.task_key_source = _task_key(result, config)
+    jdoc = _json_object(d / "verifier" / "judge.json")
+    if jdoc is not None:
+        t.judge_case = jdoc.get("case") if isinstance(jdoc.get("case"), dict) else None
+        t.judge_error = jdoc.get("error") or None
+    t.protocol = _protocol_of(t)
+    t.model = _model_of(result, config)
+    if result is not None:
+        infos = [result.get("exception_info")]
+        infos += [s.get("exception_info") for s in (result.get("step_results") or []) if isinstance(s, dict)]
+        for info in infos:
+            if isinstance(info, dict):
+                t.exceptions.append((str(info.get("exception_type") or "Exception"),
+                                     str(info.get("exception_message") or "")))
+    return t
+
+
+def split_task_key(key: str, cases: dict[str, set[str]]) -> tuple[str, str] | None:
+    """(game, case_id) of "<game>-<case_id>" against the tasks tree (the longest game name that fits
+    and names one of its cases)."""
+    for game in sorted(cases, key=len, reverse=True):
+        if key.startswith(game + "-") and key[len(game) + 1:] in cases[game]:
+            return game, key[len(game) + 1:]
+    return None
+
+
+def _rewards_of(result: dict[str, Any]) -> dict[str, Any] | None:
+    vr = result.get("verifier_result")
+    if not isinstance(vr, dict):
+        return None
+    rw = vr.get("rewards")
+    return rw if isinstance(rw, dict) and rw else None
+
+
+def _finite_or_repr(d: dict[str, Any] | None) -> dict[str, Any] | None:
+    """JSON-safe copy (a hand-edited result.json may hold NaN)."""
+    if d is None:
+        return None
+    return {k: (v if isinstance(v, (int, float)) and math.isfinite(float(v)) else repr(v)) for k, v in d.items()}
+
+
+def reward_mismatch(harbor: dict[str, Any], rejudged: dict[str, float]) -> str:
+    """'' when Harbor's rewards equal the re-judged ones within REWARD_ATOL on every key Harbor has
+    (`reward` must be there), else a description of the differences."""
+    diffs = []
+    if "reward" not in harbor:
+        diffs.append("no 'reward' key in Harbor's rewards")
+    for k in REWARD_KEYS:
+        if k not in harbor:
+            continue
+        v = harbor[k]
+        ok = (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(float(v))
+              and abs(float(v) - float(rejudged[k])) <= REWARD_ATOL)
+        if not ok:
+            diffs.append(f"{k} Harbor {v!r} vs judge {rejudged[k]:.6g}")
+    return "; ".join(diffs)
+
+
+def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_error: str,
+                tolerance: float, verifier=None) -> HarborCell:
+    cell = HarborCell(game=game, case_id=case_id, status=S.STATUS_MISSING, trial=trial.dir.name,
+                      protocol=trial.protocol, model=trial.model)
+    if trial.result is None:
+        cell.reason = trial.error
+        if "unreadable" in trial.error:
+            cell.warnings.append(f"trial {trial.dir.name}: {trial.error}")
+        return cell
+    r = trial.result
+    cell.started_at = str(r.get("started_at") or "") or None
+    jc = trial.judge_case or {}
+    for key, expected in (("game", game), ("case_id", case_id)):
+        if jc.get(key) is not None and jc[key] != expected:
+            cell.reason = f"verifier/judge.json names {key} {jc[key]!r}, the trial's task is {expected!r}"
+            cell.warnings.append(f"trial {trial.dir.name}: {cell.reason}")
+            return cell
+    rewards = _rewards_of(r)
+    cell.harbor_rewards = dict(rewards) if rewards else None
+    if trial.exceptions:
+        cell.exception_type, cell.exception_message = trial.exceptions[0]
+        cell.stop_reason = cell.exception_type
+    else:
+        cell.stop_reason = "completed"
+    harness = [(t, m) for t, m in trial.exceptions if t not in AGENT_STOP_EXCEPTIONS]
+    if harness:
+        t, m = harness[0]
+        cell.exception_type, cell.exception_message = t, m
+        first = m.strip().splitlines()[0] if m.strip() else ""
+        cell.reason = f"{t}{': ' + first[:120] if first else ''}"
+        return cell
+    if rewards is None:
+        cell.reason = "no verifier result (no rewards recorded)"
+        return cell
+    if r.get("reward_valid") is False:
+        cell.reason = "reward_valid is false"
+        return cell
+    if verifier is not None and cell.protocol == "A" and (trial.dir / "agent").is_dir():
+        try:
+            ok, why = verifier(trial.dir / "agent")
+        except Exception as exc:  # noqa: BLE001 - a verifier crash is a failed verification
+            ok, why = False, f"verify_cell raised {exc!r}"
+        if not ok:
+            cell.status = S.STATUS_UNVERIFIED
+            cell.reason = f"request does not rebuild: {why}"
+            return cell
+    if gt is None:
+        cell.reason = f"ground truth unusable: {gt_error}"
+        cell.warnings.append(cell.reason)
+        return cell
+    if trial.judge_error:
+        cell.warnings.append(f"trial {trial.dir.name}: the verifier reported an error ({trial.judge_error}); "
+                             f"re-judged here")
+    answer = trial.dir / ANSWER_ARTIFACT
+    cell.status = S.STATUS_SCORED
+    if not answer.is_file():
+        cell.answer_state = "no_artifact"
+        cell.zero_rows = True
+        cell.reason = "no answer artifact (never written or not collected): 0.0"
+        cell.record = J.judge(gt, None, tolerance=tolerance)
+    else:
+        try:
+            data = answer.read_bytes()
+        except OSError as exc:
+            data = None
+            cell.warnings.append(f"trial {trial.dir.name}: answer artifact unreadable ({exc.strerror or exc}): "
+                                 f"scored as no answer")
+        cell.record = J.judge(gt, data, tolerance=tolerance)
+        cell.zero_rows = int(cell.record.get("n_pred") or 0) == 0
+    if cell.exception_type:
+        cell.reason = f"{cell.exception_type}: scored on what the agent left"
+    if abs(tolerance - S.BENCHMARK_TOLERANCE_S) < 1e-9:  # Harbor's verifier judges at the benchmark's
+        cell.reward_mismatch = reward_mismatch(rewards, J.reward_of(cell.record))
+    return cell
+
+
+# --------------------------------------------------------------------------------------------------
+# the job
+# --------------------------------------------------------------------------------------------------
+def _job_facts(job: Path, cfg: dict[str, Any]) -> dict[str, Any]:
+    agents = []
+    for a in cfg.get("agents") or []:
+        if isinstance(a, dict):
+            who = a.get("name") or a.get("import_path") or "?"
+            agents.append(f"{who}:{a['model_name']}" if a.get("model_name") else who)
+    budget = {k: cfg.get(k) for k in ("timeout_multiplier", "agent_timeout_multiplier",
+                                      "agent_setup_timeout_multiplier", "verifier_timeout_multiplier")
+              if cfg.get(k) not in (None, 1, 1.0)}
+    try:
+        n_attempts = max(1, int(cfg.get("n_attempts") or 1))
+    except (TypeError, ValueError):
+        n_attempts = 1
+    return {"job": str(cfg.get("job_name") or job.name), "agents": agents, "n_attempts": n_attempts,
+            "changed_budget": budget,
+            "verifier_disabled": bool((cfg.get("verifier") or {}).get("disable"))
+            if isinstance(cfg.get("verifier"), dict) else False}
+
+
+def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
+              tolerance: float = S.BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
+              verify_requests: bool = False, judge_mod=None, progress: bool | None = None,
+              label: str | None = None) -> S.SystemScore:
+    """Score a Harbor job folder against a tasks tree (same arguments as scorer.score_results)."""
+    from video_arena.scoring.judge_loader import load_judge
+
+    job = Path(job).expanduser()
+    if not is_harbor_job(job):
+        raise S.ScoringInputError(f"{job} is not a Harbor job folder (config.json plus trial folders)")
+    try:
+        root = paths.tasks_root(tasks_root)
+    except FileNotFoundError as exc:
+        raise S.ScoringInputError(str(exc)) from exc
+    if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
+        raise S.ScoringInputError(f"tolerance must be a finite number >= 0, not {tolerance!r}")
+    if n_boot < 0:
+        raise S.ScoringInputError("--bootstrap must be >= 0")
+    facts = _job_facts(job, _json_object(job / "config.json") or {})
+    J = judge_mod or load_judge()
+    verifier = S.load_verifier(root) if verify_requests else None
+    warnings: list[str] = []
+
+    case_lists: dict[str, list[str]] = {}
+    no_case_games = []
+    for game in T.list_games(root):
+        try:
+            ids = [c["case_id"] for c in T.load_cases(game, root)]
+        except T.TasksTreeError as exc:
+            raise S.ScoringInputError(str(exc)) from exc
+        if ids:
+            case_lists[game] = ids
+        else:
+            no_case_games.append(game)
+    case_sets = {g: set(ids) for g, ids in case_lists.items()}
+
+    dirs = trial_dirs(job)
+    by_case: dict[tuple[str, str], list[Trial]] = {}
+    strays: list[str] = []
+    for d in dirs:
+        t = read_trial(d)
+        gc = split_task_key(t.task_key, case_sets) if t.task_key else None
+        if gc is None:
+            strays.append(f"{d.name} ({t.task_key_source or 'no task name'}: {t.task_key or '-'})")
+            continue
+        by_case.setdefault(gc, []).append(t)
+    if strays:
+        warnings.append(f"{len(strays)} trial(s) whose task is not a case of the tasks tree {root}, ignored: "
+                        f"{', '.join(strays[:5])}{' ...' if len(strays) > 5 else ''}")
+    if not by_case:
+        raise S.ScoringInputError(
+            f"{job}: no trial is a case of the tasks tree {root} (task names video-arena/<game>-<case_id>); "
+            f"pass the tasks tree the dataset was generated from with --tasks-root")
+
+    bar = None
+    if progress is not False:
+        from tqdm import tqdm
+        bar = tqdm(total=len(dirs) - len(strays), desc=f"scoring {job.name}", unit="trial",
+                   disable=None if progress is None else False, leave=False)
+    games: dict[str, S.GameScore] = {}
+    k = facts["n_attempts"]
+    try:
+        for game, ids in case_lists.items():
+            cells: list[S.Cell] = []
+            for case_id in ids:
+                trials = sorted(by_case.get((game, case_id), []),
+                                key=lambda t: (str((t.result or {}).get("started_at") or "~"), t.dir.name))
+                gt, gt_error = None, ""
+                if trials:
+                    gt_path = root / game / "gt" / f"{case_id}.json"
+                    try:
+                        gt = J.load_gt(gt_path)
+                    except Exception as exc:  # noqa: BLE001 - GroundTruthError, OSError: report, go on
+                        gt_error = f"{gt_path.name}: {exc}"
+                if len(trials) > k:
+                    warnings.append(f"{game}/{case_id}: {len(trials)} trials for {k} attempt(s) per task; all scored")
+                for i, t in enumerate(trials, 1):
+                    c = score_trial(J, t, game, case_id, gt, gt_error, float(tolerance), verifier)
+                    c.attempt = i
+                    warnings.extend(f"{game}/{case_id}: {w}" for w in c.warnings)
+                    cells.append(c)
+                    if bar is not None:
+                        bar.update(1)
+                for i in range(len(trials) + 1, k + 1):
+                    cells.append(HarborCell(game=game, case_id=case_id, status=S.STATUS_MISSING, attempt=i,
+                                            reason="not run (no trial folder)" if not trials
+                                            else "attempt not run (no trial folder)"))
+            games[game] = S.aggregate_game(game, len(ids), cells, n_boot, seed)
+    finally:
+        if bar is not None:
+            bar.close()
+
+    system = S.SystemScore(results=job, tasks_root=root, tolerance_s=float(tolerance), games=games,
+                           no_case_games=no_case_games, judge_version=getattr(J, "JUDGE_VERSION", None)
+                           or getattr(J, "__version__", None), n_boot=n_boot, seed=seed, warnings=warnings,
+                           label=label or job.name)
+    cells = [c for c in system.cells() if isinstance(c, HarborCell)]
+    ran = [c for c in cells if c.trial]
+    missing = [c for c in ran if c.status == S.STATUS_MISSING]
+    facts.update(
+        n_trials=len(ran),
+        n_not_run=sum(1 for c in cells if not c.trial),
+        missing=[{"game": c.game, "case_id": c.case_id, "attempt": c.attempt, "trial": c.trial,
+                  "exception_type": c.exception_type, "reason": c.reason} for c in missing],
+        missing_by_type=S._tally(c.exception_type or c.reason for c in missing),
+        agent_stops_scored=S._tally(c.exception_type for c in ran
+                                    if c.status == S.STATUS_SCORED and c.exception_type),
+        reward_checked=sum(1 for c in ran if c.status == S.STATUS_SCORED) if abs(
+            tolerance - S.BENCHMARK_TOLERANCE_S) < 1e-9 else 0,
+        mismatches=[{"game": c.game, "case_id": c.case_id, "attempt": c.attempt, "trial": c.trial,
+                     "harbor": _finite_or_repr(c.harbor_rewards), "judge": J.reward_of(c.record),
+                     "diff": c.reward_mismatch}
+                    for c in ran if c.reward_mismatch],
+    )
+    system.harbor = facts
+    models = system.models()
+    if len([m for m in models if m != "none"]) > 1:
+        warnings.append(f"job mixes agents/models: {models} (their trials are averaged together)")
+    protos = system.protocols()
+    if len([p for p in protos if p != "none"]) > 1:
+        warnings.append(f"job mixes protocols: {protos}")
+    if facts["changed_budget"]:
+        warnings.append(f"the job changed the budget ({facts['changed_budget']}): not the benchmark's condition "
+                        f"(docs/HARBOR.md)")
+    return system
+
+
+# --------------------------------------------------------------------------------------------------
+# text
+# --------------------------------------------------------------------------------------------------
+def format_lines(s: S.SystemScore, limit: int = 20) -> list[str]:
+    h = s.harbor or {}
+    lines = [f"  harbor job {h.get('job')}: agent(s) {', '.join(h.get('agents') or []) or '-'}; "
+             f"{h.get('n_attempts')} attempt(s) per task (-k); {h.get('n_trials')} trial folder(s)"
+             + (f", {h['n_not_run']} attempt(s) with no trial folder" if h.get("n_not_run") else "")]
+    if h.get("agent_stops_scored"):
+        lines.append("  scored although the agent stopped with an exception: "
+                     + ", ".join(f"{k} {v}" for k, v in h["agent_stops_scored"].items()))
+    miss = h.get("missing") or []
+    if miss:
+        lines.append(f"  missing trials ({len(miss)}; not in any mean): "
+                     + ", ".join(f"{k} {v}" for k, v in h["missing_by_type"].items()))
+        for m in miss[:limit]:
+            lines.append(f"    missing {m['game']}/{m['case_id']} attempt {m['attempt']} ({m['trial']}): {m['reason']}")
+        if len(miss) > limit:
+            lines.append(f"    ... {len(miss) - limit} more (see --json / --cells-csv)")
+    mm = h.get("mismatches") or []
+    if mm:
+        lines.append(f"  REWARD MISMATCH in {len(mm)} trial(s): Harbor's reward.json differs from the checkout's "
+                     f"judge on the tasks tree's ground truth (a stale judge or ground truth in the dataset?); "
+                     f"the re-judged values are the ones reported")
+        for m in mm[:limit]:
+            lines.append(f"    {m['game']}/{m['case_id']} attempt {m['attempt']} ({m['trial']}): {m['diff']}")
+        if len(mm) > limit:
+            lines.append(f"    ... {len(mm) - limit} more (see --json)")
+    elif h.get("reward_checked"):
+        lines.append(f"  reward check: {h['reward_checked']} scored trial(s) re-judged, every one equal to "
+                     f"Harbor's reward.json (within {REWARD_ATOL:g})")
+    elif s.diagnostic:
+        lines.append("  reward check skipped: Harbor's verifier judges at the benchmark tolerance")
+    return lines
