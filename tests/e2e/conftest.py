@@ -1,0 +1,77 @@
+"""Fixtures of the end-to-end tests that need Docker.
+
+`docker`: makes the local Docker host usable (starts dockerd as root, links the compose plugin) or
+skips every test that asks for it with one loud, greppable line `DOCKER E2E NOT RUN: <why>`, printed
+immediately and again in the summary, and written to .cache/docker-e2e-status (which .ci/run
+prints). Set VA_REQUIRE_DOCKER=1 to fail instead of skipping.
+
+`sandbox_image`: the sandbox image `video-arena/base:latest`, built unless an image built from the
+same Dockerfile, pins and base exists already.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from video_arena.harbor.docker_host import NOT_RUN_MARKER, ensure_docker
+from video_arena.paths import REPO_ROOT
+
+# .ci/run prints this file's line after pytest when it says the Docker tests did not run.
+STATUS_FILE = REPO_ROOT / ".cache" / "docker-e2e-status"
+
+_not_run_key = pytest.StashKey[list]()
+
+
+def _loud(config: pytest.Config, line: str) -> None:
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line("")
+        reporter.write_line(line, red=True, bold=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_not_run_key] = []
+    STATUS_FILE.unlink(missing_ok=True)  # never report a previous session's outcome
+
+
+def _write_status(line: str) -> None:
+    try:
+        STATUS_FILE.parent.mkdir(parents=True, exist_ok=True)
+        STATUS_FILE.write_text(line + "\n")
+    except OSError:
+        pass
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    for line in config.stash.get(_not_run_key, []):
+        terminalreporter.write_sep("=", NOT_RUN_MARKER, red=True, bold=True)
+        terminalreporter.write_line(line, red=True, bold=True)
+
+
+@pytest.fixture(scope="session")
+def docker(request: pytest.FixtureRequest) -> str:
+    """A usable Docker host (daemon + compose); returns its versions, or skips loudly."""
+    ok, reason = ensure_docker(start=True)
+    if ok:
+        _write_status(f"docker e2e: Docker usable: {reason}")
+        return reason
+    line = f"{NOT_RUN_MARKER}: {reason}"
+    _write_status(line)
+    _loud(request.config, line)
+    request.config.stash[_not_run_key].append(line)
+    if os.environ.get("VA_REQUIRE_DOCKER", "") not in ("", "0"):
+        pytest.fail(line, pytrace=False)
+    pytest.skip(line)
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker) -> str:
+    """The tag of a current `video-arena/base:latest` image (built here if needed)."""
+    from video_arena.harbor.image import DEFAULT_TAG, ImageBuildError, build_image
+
+    try:
+        result = build_image(tag=DEFAULT_TAG, reuse=True)
+    except ImageBuildError as exc:
+        pytest.fail(f"the sandbox image does not build: {exc}", pytrace=False)
+    return result.tag
