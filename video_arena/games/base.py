@@ -66,6 +66,7 @@ class GamePlugin:
 
     # -- V_t evaluator (expensive; the build pipeline caches its output in the ground truth) ----
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
+        """n_steps + 1 values in `value_range`; call `progress(done, total)` (if given) as positions finish."""
         raise NotImplementedError
 
     def final_value(self, record: dict[str, Any]) -> float | None:

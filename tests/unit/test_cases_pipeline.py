@@ -1,0 +1,286 @@
+"""The shared case-build pipeline (video_arena.cases) on a tiny synthetic game: ids, pacing, ground
+truth, V_t caching, media-only rebuilds, manifest and the frame contract. Fast: a few seconds."""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+
+import pytest
+from PIL import Image, ImageDraw
+
+from video_arena.cases import build as B
+from video_arena.cases import frames as F
+from video_arena.cases.pacing import MIN_GAP_S, positions_at_frames, schedule, time_to_frame
+from video_arena.core.tasks import CASE_ID_RE, parse_game_toml
+from video_arena.games.base import GamePlugin, Step
+
+TOML = """
+name = "toy"
+title = "Toy"
+family = "board"
+sides = ["red", "blue"]
+render_size = [64, 48]
+[instruction]
+about = "toy"
+example_row = '{}'
+[events]
+types = ["move", "pass"]
+precedence = "x"
+where = "a cell a0..a9"
+types_without_where = ["pass"]
+[events.descriptions]
+move = "a move"
+pass = "a pass"
+[value]
+definition = "P(red wins)"
+neutral = 0.5
+band = 0.05
+state_above = "red"
+state_below = "blue"
+state_even = "even"
+"""
+DEF = parse_game_toml(TOML)
+
+
+class Toy(GamePlugin):
+    name = "toy"
+    fps = 5
+    lead_in_s = 2.0
+    tail_s = 3.0
+
+    def __init__(self):
+        self.evaluations = 0
+
+    @property
+    def definition(self):
+        return DEF
+
+    def select_records(self, n, seed):
+        rng = random.Random(seed)
+        recs = []
+        for i in range(40):
+            k = rng.randint(3, 9)
+            recs.append({"source": {"collection": "toy", "id": f"g{i}", "winner": "red"},
+                         "moves": [rng.choice(["a1", "a2", "a3", "pass"]) for _ in range(k)]})
+        return rng.sample(recs, n)
+
+    def replay(self, record):
+        return [Step("pass" if m == "pass" else "move", ("red", "blue")[i % 2], "" if m == "pass" else m)
+                for i, m in enumerate(record["moves"])]
+
+    def evaluate(self, record, progress=None):
+        self.evaluations += 1
+        n = len(record["moves"])
+        vals = [0.5 + 0.45 * (i / n) * (1 if i % 3 else -1) for i in range(n + 1)]
+        if progress:
+            progress(n + 1, n + 1)
+        return vals
+
+    def render(self, record):
+        for i in range(len(record["moves"]) + 1):
+            yield self.render_position(record, i)
+
+    def render_position(self, record, index):
+        img = Image.new("RGB", (64, 48), (20, 20, 20))
+        d = ImageDraw.Draw(img)
+        for j in range(index):  # one bar per move made: every position looks different
+            d.rectangle([4 + 6 * j, 8, 8 + 6 * j, 40], fill=(240, 200 - 20 * (j % 5), 60))
+        return img
+
+    def think_times(self, record, rng):
+        return [rng.uniform(0.5, 6.0) for _ in record["moves"]]
+
+    def provenance(self):
+        return {"source": "synthetic", "licence": "CC0-1.0", "engine": "toy"}
+
+    def evaluator(self):
+        return {"engine": "toy", "version": "1"}
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    plugin = Toy()
+    monkeypatch.setitem(B._PLUGINS, "toy", plugin)
+    (tmp_path / "tasks" / "toy").mkdir(parents=True)
+    (tmp_path / "tasks" / "toy" / "game.toml").write_text(TOML)
+    return plugin, tmp_path / "tasks"
+
+
+def test_case_ids_are_random_looking_stable_and_distinct():
+    ids = [B.case_id_for("chess", 1, f"src{i}") for i in range(200)]
+    assert all(CASE_ID_RE.match(c) for c in ids)
+    assert len(set(ids)) == 200
+    assert ids == [B.case_id_for("chess", 1, f"src{i}") for i in range(200)]
+    assert B.case_id_for("chess", 2, "src0") != ids[0]
+    assert B.case_id_for("go", 1, "src0") != ids[0]
+    taken = {ids[0]}
+    assert B.case_id_for("chess", 1, "src0", taken) not in taken
+
+
+def test_schedule_is_on_the_grid_and_respects_the_min_gap():
+    rng = random.Random(3)
+    gaps = [rng.uniform(0.01, 30) for _ in range(300)]
+    s = schedule(gaps, fps=5, lead_in_s=4.0, tail_s=6.0)
+    assert len(s.event_frames) == 300
+    diffs = [b - a for a, b in zip(s.event_frames, s.event_frames[1:])]
+    assert min(diffs) >= MIN_GAP_S * 5
+    assert s.event_frames[0] >= 4 * 5
+    assert all(abs(t * 5 - round(t * 5)) < 1e-9 for t in s.times)
+    assert s.n_frames == s.event_frames[-1] + 30 + 1
+    # long gaps are kept (rounded to the grid), not squeezed
+    big = schedule([10.0, 20.0], fps=5, lead_in_s=0, tail_s=1)
+    assert big.event_frames == (50, 150)
+    with pytest.raises(ValueError):
+        schedule([1.0, float("nan")], fps=5, lead_in_s=0, tail_s=1)
+    with pytest.raises(ValueError):
+        schedule([1.0, 0.0], fps=5, lead_in_s=0, tail_s=1)
+
+
+def test_positions_at_frames_and_time_to_frame():
+    assert positions_at_frames((2, 5), 7) == [0, 0, 1, 1, 1, 2, 2]
+    assert time_to_frame(12.4, 5) == 62  # 12.4 * 5 = 61.99999... in floats
+    assert time_to_frame(12.39, 5) == 61
+
+
+def test_build_writes_gt_cases_manifest_and_media(toy):
+    plugin, root = toy
+    res = B.build_game("toy", root, root, n_cases=3, seed=7)
+    assert len(res) == 3 and plugin.evaluations == 3
+    gdir = root / "toy"
+    cases = json.loads((gdir / "cases.json").read_text())
+    ids = [c["case_id"] for c in cases["cases"]]
+    assert ids == [cid for cid, _ in B.select("toy", 3, 7)]
+    for c in cases["cases"]:
+        assert set(c) == {"case_id", "duration_s", "n_events", "source"}
+        assert "winner" not in json.dumps(c) and "moves" not in json.dumps(c)  # nothing about the match
+    manifest = json.loads((gdir / "manifest.json").read_text())
+    assert [e["case_id"] for e in manifest["cases"]] == ids
+    for cid in ids:
+        gt_path, mp4 = gdir / "gt" / f"{cid}.json", gdir / "media" / f"{cid}.mp4"
+        entry = next(e for e in manifest["cases"] if e["case_id"] == cid)
+        assert entry["gt_sha256"] == hashlib.sha256(gt_path.read_bytes()).hexdigest()
+        assert entry["media_sha256"] == hashlib.sha256(mp4.read_bytes()).hexdigest()
+        assert entry["licence"] == "CC0-1.0" and entry["evaluator"] == {"engine": "toy", "version": "1"}
+        gt = json.loads(gt_path.read_text())
+        assert gt["format"] == "video-arena-gt/1" and gt["case_id"] == cid and gt["spec"] == DEF.judge_spec()
+        steps = plugin.replay(gt["record"])
+        assert len(gt["events"]) == len(steps) and len(gt["v_series"]) == len(steps) + 1
+        ts = [e["t"] for e in gt["events"]]
+        assert ts == sorted(ts) and all(b - a >= MIN_GAP_S - 1e-9 for a, b in zip(ts, ts[1:]))
+        for e, s, (t, v) in zip(gt["events"], steps, gt["v_series"][1:]):
+            assert (e["type"], e["actor"], e["where"]) == (s.type, s.actor, s.where)
+            assert e["delta"] == DEF.delta_of(e["v_before"], e["v_after"])
+            assert e["state"] == DEF.state_of(e["v_after"])
+            assert t == e["t"] and v == e["v_after"]
+        assert gt["duration_s"] == gt["video"]["n_frames"] / 5
+        info = F.video_info(mp4)
+        assert (info["width"], info["height"], info["codec"], info["pix_fmt"]) == (64, 48, "h264", "yuv420p")
+        assert info["n_frames"] == gt["video"]["n_frames"]
+
+
+def test_frame_contract_after_at_event_before_one_second_earlier(toy):
+    plugin, root = toy
+    B.build_game("toy", root, root, n_cases=2, seed=7)
+    for c in json.loads((root / "toy" / "cases.json").read_text())["cases"]:
+        gt = json.loads((root / "toy" / "gt" / f"{c['case_id']}.json").read_text())
+        mp4 = root / "toy" / "media" / f"{c['case_id']}.mp4"
+        times = [e["t"] for e in gt["events"]] + [e["t"] - 1.0 for e in gt["events"]]
+        got = F.decode_frames(mp4, times)
+        for i, e in enumerate(gt["events"]):
+            after, before = plugin.render_position(gt["record"], i + 1), plugin.render_position(gt["record"], i)
+            assert F.position_index_at(gt, e["t"]) == i + 1 and F.position_index_at(gt, e["t"] - 1.0) == i
+            assert F.frame_distance(got[e["t"]], after) < 8  # the whole frame is the re-render (H.264 noise)
+            d_after, d_wrong = F.masked_distances(got[e["t"]], after, before)
+            assert d_after < 30 and d_wrong > 2 * d_after, (i, d_after, d_wrong)
+            d_before, d_wrong = F.masked_distances(got[e["t"] - 1.0], before, after)
+            assert d_before < 30 and d_wrong > 2 * d_before, (i, d_before, d_wrong)
+
+
+def test_rebuild_reuses_committed_values_and_is_byte_identical(toy):
+    plugin, root = toy
+    B.build_game("toy", root, root, n_cases=2, seed=7)
+    gdir = root / "toy"
+    before = {p.name: p.read_bytes() for p in sorted(gdir.rglob("*")) if p.is_file()}
+    plugin.evaluations = 0
+    res = B.build_game("toy", root, root, n_cases=2, seed=7)
+    assert plugin.evaluations == 0 and not any(r["evaluated"] for r in res)
+    after = {p.name: p.read_bytes() for p in sorted(gdir.rglob("*")) if p.is_file()}
+    assert after == before
+    # --force-values runs the engine again (same values here, so same bytes)
+    B.build_game("toy", root, root, n_cases=2, seed=7, force_values=True)
+    assert plugin.evaluations == 2
+    # another evaluator identity invalidates the cache
+    plugin.evaluator = lambda: {"engine": "toy", "version": "2"}
+    plugin.evaluations = 0
+    B.build_game("toy", root, root, n_cases=2, seed=7)
+    assert plugin.evaluations == 2
+
+
+def test_media_only_renders_from_gt_without_the_engine_and_checks_the_manifest(toy, monkeypatch):
+    plugin, root = toy
+    B.build_game("toy", root, root, n_cases=2, seed=7)
+    gdir = root / "toy"
+    mp4s = sorted((gdir / "media").glob("*.mp4"))
+    ref = {p.name: p.read_bytes() for p in mp4s}
+    for p in mp4s:
+        p.unlink()
+
+    def boom(*a, **k):
+        raise AssertionError("--media-only must not evaluate")
+
+    monkeypatch.setattr(plugin, "evaluate", boom)
+    monkeypatch.setattr(plugin, "select_records", boom)
+    res = B.build_game("toy", root, root, media_only=True)
+    assert all(r["media_matches_manifest"] for r in res)
+    assert {p.name: p.read_bytes() for p in sorted((gdir / "media").glob("*.mp4"))} == ref
+    # a tampered manifest is reported
+    man = json.loads((gdir / "manifest.json").read_text())
+    man["cases"][0]["media_sha256"] = "0" * 64
+    (gdir / "manifest.json").write_text(json.dumps(man))
+    logs = []
+    res = B.build_game("toy", root, root, media_only=True, log=logs.append)
+    assert sum(not r["media_matches_manifest"] for r in res) == 1 and len(logs) == 1
+
+
+def test_subset_rebuild_keeps_the_other_cases_and_stale_cases_are_removed(toy):
+    plugin, root = toy
+    B.build_game("toy", root, root, n_cases=3, seed=7)
+    gdir = root / "toy"
+    manifest = (gdir / "manifest.json").read_bytes()
+    ids = [c["case_id"] for c in json.loads((gdir / "cases.json").read_text())["cases"]]
+    (gdir / "gt" / f"{ids[1]}.json").unlink()
+    B.build_game("toy", root, root, n_cases=3, seed=7, only={ids[1]})
+    assert (gdir / "manifest.json").read_bytes() == manifest
+    B.build_game("toy", root, root, n_cases=2, seed=8)
+    left = sorted(p.stem for p in (gdir / "gt").glob("*.json"))
+    assert left == sorted(c["case_id"] for c in json.loads((gdir / "cases.json").read_text())["cases"])
+
+
+def test_values_outside_the_range_or_vocabulary_fail_the_build(toy, monkeypatch):
+    plugin, root = toy
+    monkeypatch.setattr(plugin, "evaluate", lambda record, progress=None: [1.5] * (len(record["moves"]) + 1))
+    with pytest.raises(B.BuildError, match="outside"):
+        B.build_game("toy", root, root, n_cases=1, seed=7)
+    monkeypatch.setattr(plugin, "evaluate", lambda record, progress=None: [0.5] * len(record["moves"]))
+    with pytest.raises(B.BuildError, match="steps"):
+        B.build_game("toy", root, root, n_cases=1, seed=7)
+
+
+def test_cli_main_builds_and_rejects_unknown_games(toy, capsys):
+    plugin, root = toy
+    assert B.main(["--games", "toy", "--tasks-root", str(root), "--cases", "1"]) == 0
+    assert len(json.loads((root / "toy" / "cases.json").read_text())["cases"]) == 1
+    assert B.main(["--games", "toy", "--tasks-root", str(root), "--media-only"]) == 0
+    with pytest.raises(SystemExit):
+        B.main(["--games", "nosuchgame", "--tasks-root", str(root)])
+
+
+def test_class_shares_count_every_event_of_the_built_cases(toy):
+    plugin, root = toy
+    B.build_game("toy", root, root, n_cases=3, seed=7)
+    sh = B.class_shares(root, "toy")
+    n = sum(len(json.loads(p.read_text())["events"]) for p in (root / "toy" / "gt").glob("*.json"))
+    assert sh["n_events"] == n > 0
+    assert abs(sum(sh["delta"].values()) - 1) < 0.01 and abs(sum(sh["state"].values()) - 1) < 0.01
+    assert set(sh["delta"]) <= {"up", "down", "flat"} and set(sh["state"]) <= {"red", "blue", "even"}

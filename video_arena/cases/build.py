@@ -1,0 +1,484 @@
+"""`video-arena build-cases`: build the built-in cases of every game that has a plugin.
+
+    video-arena build-cases [--games g,..] [--tasks-root DIR] [--media-root DIR] [--media-only]
+                            [--force-values] [--cases N] [--case-ids ID,..] [--seed N] [--jobs N]
+
+For each game: the plugin selects N records (seeded), each gets an 8-character case id derived from
+the seed and the record's source id (stable across rebuilds), its events are paced on the video's
+1/fps grid (seeded per case), V_t is taken from the committed ground truth when it already holds
+values for the same record and evaluator (else the engine computes them), and the build writes
+
+    tasks/<game>/gt/<case_id>.json     ground truth (docs/ARCHITECTURE.md), incl. the record and V_t
+    tasks/<game>/cases.json            case ids, duration, event count, a source summary (no events)
+    tasks/<game>/media/<case_id>.mp4   H.264, bit-exact across rebuilds (gitignored)
+    tasks/<game>/manifest.json         provenance and the SHA-256 of every gt and media file
+
+`--media-only` re-renders the media of the cases in cases.json from their committed ground truth
+(never runs an engine, needs no data file) and checks the bytes against the manifest.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import random
+import string
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from video_arena import paths
+from video_arena.cases.encode import encode_mp4, encoder_info
+from video_arena.cases.pacing import Schedule, positions_at_frames, schedule, schedule_from_times
+from video_arena.core.tasks import CASE_ID_RE
+from video_arena.games.base import GamePlugin, game_names, load_plugin
+
+GT_FORMAT = "video-arena-gt/1"
+MANIFEST_FORMAT = "video-arena-cases-manifest/1"
+DEFAULT_SEED = 20250
+DEFAULT_CASES = 20
+VALUE_DECIMALS = 4
+ID_ALPHABET = string.ascii_letters + string.digits
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+# -- ids, rng, serialization ------------------------------------------------------------------------
+
+def case_id_for(game: str, seed: int, source_id: str, taken: set[str] | None = None) -> str:
+    """8 random [A-Za-z0-9] characters, a pure function of (game, seed, source id): stable across
+    rebuilds. `taken` resolves the (astronomically unlikely) collision deterministically."""
+    for attempt in range(100):
+        rng = random.Random(f"video-arena/case-id/{game}/{seed}/{source_id}/{attempt}")
+        cid = "".join(rng.choice(ID_ALPHABET) for _ in range(8))
+        if not taken or cid not in taken:
+            return cid
+    raise BuildError(f"cannot find a free case id for {game}/{source_id}")  # pragma: no cover
+
+
+def pacing_rng(game: str, case_id: str) -> random.Random:
+    return random.Random(f"video-arena/pacing/{game}/{case_id}")
+
+
+def source_id(record: dict[str, Any]) -> str:
+    try:
+        sid = record["source"]["id"]
+    except (KeyError, TypeError):
+        raise BuildError("a record must carry source.id (a stable identifier of the match)") from None
+    return str(sid)
+
+
+def dump_json(doc: Any) -> bytes:
+    """The one serialization of every file the build writes (stable bytes)."""
+    return (json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    if path.is_file() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return True
+
+
+# -- ground truth ------------------------------------------------------------------------------------
+
+def round_value(v: float, lo: float, hi: float, where: str) -> float:
+    v = float(v)
+    if not math.isfinite(v) or not (lo - 1e-9 <= v <= hi + 1e-9):
+        raise BuildError(f"{where}: V_t {v!r} is outside [{lo}, {hi}]")
+    return round(min(hi, max(lo, v)), VALUE_DECIMALS)
+
+
+def make_gt(plugin: GamePlugin, case_id: str, record: dict[str, Any], values: list[float],
+            sched: Schedule, evaluator: dict[str, Any]) -> dict[str, Any]:
+    d = plugin.definition
+    steps = plugin.replay(record)
+    if len(values) != len(steps) + 1:
+        raise BuildError(f"{plugin.name}/{case_id}: {len(values)} values for {len(steps)} steps (need steps + 1)")
+    if len(sched.event_frames) != len(steps):
+        raise BuildError(f"{plugin.name}/{case_id}: {len(sched.event_frames)} event times for {len(steps)} steps")
+    lo, hi = plugin.value_range
+    vals = [round_value(v, lo, hi, f"{plugin.name}/{case_id} position {i}") for i, v in enumerate(values)]
+    times = sched.times
+    events = []
+    for i, (step, t) in enumerate(zip(steps, times)):
+        if step.type not in d.event_types or step.actor not in d.sides:
+            raise BuildError(f"{plugin.name}/{case_id} step {i}: {step} is outside the game's vocabulary")
+        where = "" if step.type in d.types_without_where else step.where
+        vb, va = vals[i], vals[i + 1]
+        events.append({"t": t, "type": step.type, "actor": step.actor, "where": where,
+                       "delta": d.delta_of(vb, va), "state": d.state_of(va), "v_before": vb, "v_after": va})
+    return {
+        "format": GT_FORMAT,
+        "game": plugin.name,
+        "case_id": case_id,
+        "spec": d.judge_spec(),
+        "duration_s": sched.duration_s,
+        "events": events,
+        "v_series": [[0.0, vals[0]]] + [[t, v] for t, v in zip(times, vals[1:])],
+        "v_definition": " ".join(d.value_definition.split()),
+        "evaluator": evaluator,
+        "video": {"fps": sched.fps, "n_frames": sched.n_frames,
+                  "width": d.render_size[0], "height": d.render_size[1]},
+        "record": record,
+    }
+
+
+def values_of_gt(gt: dict[str, Any]) -> list[float]:
+    return [float(v) for _, v in gt["v_series"]]
+
+
+def schedule_of_gt(gt: dict[str, Any]) -> Schedule:
+    return schedule_from_times([e["t"] for e in gt["events"]], int(gt["video"]["fps"]), int(gt["video"]["n_frames"]))
+
+
+def cached_values(gt_path: Path, record: dict[str, Any], evaluator: dict[str, Any], n_positions: int) -> list[float] | None:
+    """V_t from the committed ground truth if it is for the same record and evaluator, else None."""
+    if not gt_path.is_file():
+        return None
+    try:
+        gt = json.loads(gt_path.read_text(encoding="utf-8"))
+        if gt.get("record") != json.loads(json.dumps(record)) or gt.get("evaluator") != evaluator:
+            return None
+        values = values_of_gt(gt)
+    except (ValueError, KeyError, TypeError):
+        return None
+    return values if len(values) == n_positions else None
+
+
+# -- media -------------------------------------------------------------------------------------------
+
+def _checked_positions(plugin: GamePlugin, record: dict[str, Any]):
+    size = tuple(plugin.definition.render_size)
+    for i, image in enumerate(plugin.render(record)):
+        if tuple(image.size) != size:
+            raise BuildError(f"{plugin.name}: position {i} renders at {image.size}, game.toml says {size}")
+        yield image
+
+
+def render_media(plugin: GamePlugin, gt: dict[str, Any], media_path: Path) -> None:
+    sched = schedule_of_gt(gt)
+    encode_mp4(_checked_positions(plugin, gt["record"]), positions_at_frames(sched.event_frames, sched.n_frames),
+               sched.fps, media_path)
+
+
+# -- one case ----------------------------------------------------------------------------------------
+
+def case_paths(game: str, case_id: str, tasks_root: Path, media_root: Path) -> tuple[Path, Path]:
+    return tasks_root / game / "gt" / f"{case_id}.json", media_root / game / "media" / f"{case_id}.mp4"
+
+
+def build_case(game: str, record: dict[str, Any], case_id: str, tasks_root: str | Path, media_root: str | Path,
+               force_values: bool = False, progress=None, with_media: bool = True) -> dict[str, Any]:
+    """Build one case's ground truth (and media); returns its summary (no events)."""
+    t0 = time.monotonic()
+    plugin = _plugin(game)
+    gt_path, media_path = case_paths(game, case_id, Path(tasks_root), Path(media_root))
+    steps = plugin.replay(record)
+    evaluator = plugin.evaluator()
+    values = None if force_values else cached_values(gt_path, record, evaluator, len(steps) + 1)
+    evaluated = values is None
+    if values is None:
+        values = plugin.evaluate(record, progress=progress)
+    t_eval = time.monotonic() - t0
+    gaps = plugin.think_times(record, pacing_rng(game, case_id))
+    sched = schedule(list(gaps), plugin.fps, plugin.lead_in_s, plugin.tail_s)
+    gt = make_gt(plugin, case_id, record, list(values), sched, evaluator)
+    write_if_changed(gt_path, dump_json(gt))
+    t1 = time.monotonic()
+    if with_media:
+        render_media(plugin, gt, media_path)
+    return _summary(plugin, gt, gt_path, media_path if with_media else None) | {
+        "evaluated": evaluated, "eval_s": round(t_eval, 2), "media_s": round(time.monotonic() - t1, 2)}
+
+
+def media_only_case(game: str, case_id: str, tasks_root: str | Path, media_root: str | Path) -> dict[str, Any]:
+    t1 = time.monotonic()
+    plugin = _plugin(game)
+    gt_path, media_path = case_paths(game, case_id, Path(tasks_root), Path(media_root))
+    if not gt_path.is_file():
+        raise BuildError(f"{gt_path} is missing: --media-only renders from committed ground truth")
+    gt = json.loads(gt_path.read_text(encoding="utf-8"))
+    render_media(plugin, gt, media_path)
+    return _summary(plugin, gt, gt_path, media_path) | {"evaluated": False, "eval_s": 0.0,
+                                                        "media_s": round(time.monotonic() - t1, 2)}
+
+
+def _summary(plugin: GamePlugin, gt: dict[str, Any], gt_path: Path, media_path: Path | None) -> dict[str, Any]:
+    out = {
+        "case_id": gt["case_id"],
+        "duration_s": gt["duration_s"],
+        "n_events": len(gt["events"]),
+        "source": plugin.case_summary(gt["record"]),
+        "manifest": {
+            "source": gt["record"].get("source", {}),
+            "evaluator": gt.get("evaluator", {}),
+            "gt_sha256": sha256_file(gt_path),
+        },
+    }
+    if media_path is not None:
+        out["manifest"] |= {"media_sha256": sha256_file(media_path), "media_bytes": media_path.stat().st_size}
+    return out
+
+
+_PLUGINS: dict[str, GamePlugin] = {}
+
+
+def _plugin(game: str) -> GamePlugin:
+    if game not in _PLUGINS:
+        plugin = load_plugin(game)
+        if plugin is None:
+            raise BuildError(f"game {game!r} has no plugin.py: its cases come from an external tasks tree")
+        _PLUGINS[game] = plugin
+    return _PLUGINS[game]
+
+
+# -- one game ----------------------------------------------------------------------------------------
+
+def select(game: str, n: int, seed: int) -> list[tuple[str, dict[str, Any]]]:
+    """[(case_id, record)] in selection order."""
+    records = _plugin(game).select_records(n, seed)
+    if len(records) != n:
+        raise BuildError(f"{game}: select_records({n}) returned {len(records)} records")
+    taken: set[str] = set()
+    out = []
+    for rec in records:
+        cid = case_id_for(game, seed, source_id(rec), taken)
+        taken.add(cid)
+        out.append((cid, rec))
+    return out
+
+
+def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEFAULT_CASES, seed: int = DEFAULT_SEED,
+               jobs: int = 1, force_values: bool = False, media_only: bool = False, only: set[str] | None = None,
+               bar=None, log=print) -> list[dict[str, Any]]:
+    plugin = _plugin(game)
+    gdir = tasks_root / game
+    if not (gdir / "game.toml").is_file():
+        raise BuildError(f"{gdir}/game.toml is missing: run `video-arena games sync` first")
+    if media_only:
+        ids = [c["case_id"] for c in _read_json(gdir / "cases.json", {"cases": []})["cases"]]
+        if not ids:
+            raise BuildError(f"{gdir}/cases.json lists no cases: build them first (without --media-only)")
+        work = [(cid, None) for cid in ids if not only or cid in only]
+    else:
+        selected = select(game, n_cases, seed)
+        work = [(cid, rec) for cid, rec in selected if not only or cid in only]
+    if only and not work:
+        raise BuildError(f"{game}: none of the case ids {sorted(only)} is in this build")
+
+    results: dict[str, dict[str, Any]] = {}
+
+    def done(summary):
+        results[summary["case_id"]] = summary
+        if bar is not None:
+            bar.set_postfix_str(f"{game}/{summary['case_id']} eval {summary['eval_s']}s media {summary['media_s']}s")
+            bar.update(1)
+
+    def call(cid, rec, progress=None):
+        if media_only:
+            return media_only_case, (game, cid, tasks_root, media_root)
+        return build_case, (game, rec, cid, tasks_root, media_root, force_values, progress)
+
+    if jobs <= 1:
+        for cid, rec in work:
+            progress = _inner_progress(bar, game, cid)
+            fn, args = call(cid, rec, progress)
+            done(fn(*args))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(*((fn,) + args)) for fn, args in (call(cid, rec) for cid, rec in work)]
+            for fut in as_completed(futures):
+                done(fut.result())
+
+    if media_only:
+        return _check_media_against_manifest(game, gdir, results, log)
+
+    # cases.json and the manifest describe the whole selection; cases outside a --case-ids subset keep
+    # their previous manifest entries.
+    old_manifest = _read_json(gdir / "manifest.json", {"cases": []})
+    old_entries = {c["case_id"]: c for c in old_manifest.get("cases", [])}
+    cases, entries = [], []
+    for cid, rec in selected:
+        if cid in results:
+            s = results[cid]
+            cases.append({k: s[k] for k in ("case_id", "duration_s", "n_events", "source")})
+            entries.append({"case_id": cid, **s["manifest"]})
+        elif cid in old_entries and (gdir / "gt" / f"{cid}.json").is_file():
+            gt = json.loads((gdir / "gt" / f"{cid}.json").read_text(encoding="utf-8"))
+            cases.append({"case_id": cid, "duration_s": gt["duration_s"], "n_events": len(gt["events"]),
+                          "source": plugin.case_summary(gt["record"])})
+            entries.append(old_entries[cid])
+        else:
+            raise BuildError(f"{game}/{cid} was not built and has no previous build: build it too")
+    write_if_changed(gdir / "cases.json", dump_json({"game": game, "cases": cases}))
+    write_if_changed(gdir / "manifest.json", dump_json(_manifest(plugin, seed, entries)))
+    if not only:
+        keep = {cid for cid, _ in selected}
+        for stale in sorted((gdir / "gt").glob("*.json")):
+            if stale.stem not in keep:
+                log(f"{game}: removing stale ground truth {stale.name} (not in this selection)")
+                stale.unlink()
+    return [results[cid] for cid, _ in selected if cid in results]
+
+
+def _manifest(plugin: GamePlugin, seed: int, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    prov = plugin.provenance()
+    licence = prov.get("licence", "")
+    cases = []
+    for e in entries:
+        e = dict(e)
+        e.setdefault("licence", e.get("source", {}).get("licence", licence))
+        cases.append(e)
+    return {
+        "format": MANIFEST_FORMAT,
+        "game": plugin.name,
+        "seed": seed,
+        "n_cases": len(cases),
+        "provenance": prov,
+        "pacing": {"fps": plugin.fps, "lead_in_s": plugin.lead_in_s, "tail_s": plugin.tail_s},
+        "encoder": encoder_info(),
+        "rebuild": f"video-arena build-cases --games {plugin.name}  (media only: add --media-only)",
+        "cases": cases,
+    }
+
+
+def _check_media_against_manifest(game: str, gdir: Path, results: dict[str, dict[str, Any]], log) -> list[dict[str, Any]]:
+    manifest = _read_json(gdir / "manifest.json", {"cases": []})
+    want = {c["case_id"]: c.get("media_sha256") for c in manifest.get("cases", [])}
+    out = []
+    for cid, s in results.items():
+        got = s["manifest"].get("media_sha256")
+        s["media_matches_manifest"] = want.get(cid) == got
+        if want.get(cid) != got:
+            log(f"{game}/{cid}: media SHA-256 {got[:12]} differs from the manifest's {str(want.get(cid))[:12]} "
+                f"(different PyAV/x264/Pillow/font versions? see docs/CASES.md)")
+        out.append(s)
+    return out
+
+
+def class_shares(tasks_root: Path, game: str) -> dict[str, Any]:
+    """Share of events per delta and per state class over a game's built cases (a T2 that is ~95 %
+    `flat` measures little: docs/CASES.md)."""
+    from collections import Counter
+
+    delta, state, n = Counter(), Counter(), 0
+    for c in _read_json(tasks_root / game / "cases.json", {"cases": []})["cases"]:
+        gt = _read_json(tasks_root / game / "gt" / f"{c['case_id']}.json", None)
+        if gt is None:
+            continue
+        for e in gt["events"]:
+            delta[e["delta"]] += 1
+            state[e["state"]] += 1
+            n += 1
+    share = lambda c: {k: round(v / n, 3) for k, v in sorted(c.items())} if n else {}  # noqa: E731
+    return {"n_events": n, "delta": share(delta), "state": share(state)}
+
+
+def _read_json(path: Path, default):
+    if not path.is_file():
+        return default
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _inner_progress(bar, game: str, cid: str):
+    if bar is None:
+        return None
+
+    def progress(done: int, total: int) -> None:
+        bar.set_postfix_str(f"{game}/{cid} V_t {done}/{total}", refresh=done == total or done % 10 == 0)
+
+    return progress
+
+
+# -- CLI ---------------------------------------------------------------------------------------------
+
+def plugin_games() -> list[str]:
+    """Games with built-in cases: every game folder with a plugin.py (plus plugins registered in
+    _PLUGINS by a caller, e.g. a test's synthetic game)."""
+    return sorted({g for g in game_names() if load_plugin(g) is not None} | set(_PLUGINS))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="video-arena build-cases", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", default=None, help="comma-separated games (default: every game with a plugin)")
+    ap.add_argument("--tasks-root", default=None, help="tasks tree to write (default: the checkout's tasks/)")
+    ap.add_argument("--media-root", default=None, help="where <game>/media/ goes (default: $VA_MEDIA_ROOT or the tasks root)")
+    ap.add_argument("--media-only", action="store_true",
+                    help="re-render media from the committed ground truth (no engine) and check it against the manifest")
+    ap.add_argument("--force-values", action="store_true", help="recompute V_t even when the ground truth holds it")
+    ap.add_argument("--cases", type=int, default=DEFAULT_CASES, help=f"cases per game (default {DEFAULT_CASES})")
+    ap.add_argument("--case-ids", default=None, help="comma-separated case ids: rebuild only these")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"selection seed (default {DEFAULT_SEED})")
+    ap.add_argument("--jobs", type=int, default=1, help="cases built in parallel (processes)")
+    a = ap.parse_args(argv)
+    if a.media_only and a.force_values:
+        ap.error("--media-only never runs the engine; drop --force-values")
+    if a.cases < 1:
+        ap.error("--cases must be >= 1")
+    available = plugin_games()
+    games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else available
+    unknown = [g for g in games if g not in available]
+    if unknown:
+        ap.error(f"no built-in cases for {unknown}; games with a plugin: {', '.join(available) or 'none'}")
+    only = {c.strip() for c in a.case_ids.split(",") if c.strip()} if a.case_ids else None
+    if only:
+        bad = [c for c in only if not CASE_ID_RE.match(c)]
+        if bad:
+            ap.error(f"bad case ids {bad}")
+    tasks_root = Path(a.tasks_root).resolve() if a.tasks_root else paths.default_tasks_root()
+    tasks_root.mkdir(parents=True, exist_ok=True)
+    media_root = paths.media_root(tasks_root, a.media_root)
+
+    from tqdm import tqdm
+
+    n_total = len(only) if only else None
+    if n_total is None and not a.media_only:
+        n_total = a.cases * len(games)
+    failed = 0
+    with tqdm(total=n_total, desc="build-cases", unit="case", dynamic_ncols=True) as bar:
+        for game in games:
+            t0 = time.monotonic()
+            try:
+                res = build_game(game, tasks_root, media_root, n_cases=a.cases, seed=a.seed, jobs=a.jobs,
+                                 force_values=a.force_values, media_only=a.media_only, only=only, bar=bar,
+                                 log=bar.write)
+            except BuildError as exc:
+                bar.write(f"{game}: FAILED: {exc}")
+                failed += 1
+                continue
+            n_eval = sum(r["evaluated"] for r in res)
+            mism = sum(1 for r in res if r.get("media_matches_manifest") is False)
+            if a.media_only:
+                bar.write(f"{game}: {len(res)} media re-rendered from the committed gt in {time.monotonic() - t0:.1f}s; "
+                          f"{len(res) - mism} match the manifest" + (f", {mism} DIFFER" if mism else ""))
+            else:
+                bar.write(f"{game}: {len(res)} cases in {time.monotonic() - t0:.1f}s "
+                          f"({n_eval} evaluated by the engine, {len(res) - n_eval} from committed V_t)")
+            failed += bool(mism)
+            if not a.media_only:
+                sh = class_shares(tasks_root, game)
+                bar.write(f"{game}: {sh['n_events']} events; delta {sh['delta']}; state {sh['state']}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
