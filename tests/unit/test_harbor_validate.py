@@ -1,0 +1,243 @@
+"""validate: a generated dataset passes; each planted defect is caught and names its folder."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from video_arena import paths
+from video_arena.harbor import generate as G
+from video_arena.harbor import spec as S
+from video_arena.harbor import validate as V
+
+TREE = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tree"
+HAS_COMPOSE = V.compose_available()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_media_env():
+    """The fixture tree is the media root here, whatever the developer's shell exports."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("VA_MEDIA_ROOT", raising=False)
+        mp.delenv("VA_TASKS_ROOT", raising=False)
+        yield
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("ds")
+    out = {}
+    for name, extra in {"b_mount": ["--net", "docker"], "a_mount": ["--protocol", "A"],
+                        "b_copy": ["--media", "copy"], "a_copy": ["--protocol", "A", "--media", "copy", "--net", "docker"]}.items():
+        assert G.main(["--out", str(base / name), "--tasks-root", str(TREE), "--no-progress", *extra]) == 0
+        out[name] = base / name
+    return out
+
+
+@pytest.fixture(scope="module")
+def validator() -> V.Validator:
+    return V.Validator(TREE, HAS_COMPOSE)
+
+
+@pytest.fixture
+def task(datasets, tmp_path):
+    """A private copy of one good B mount-mode dataset, to plant defects in."""
+    ds = tmp_path / "ds"
+    shutil.copytree(datasets["b_mount"], ds)
+    return ds / "chess-Fx7kQ2aB"
+
+
+@pytest.fixture
+def copy_task(datasets, tmp_path):
+    ds = tmp_path / "dsc"
+    shutil.copytree(datasets["b_copy"], ds)
+    return ds / "chess-Fx7kQ2aB"
+
+
+@pytest.mark.parametrize("name", ["b_mount", "a_mount", "b_copy", "a_copy"])
+def test_generated_datasets_are_valid(datasets, validator, name):
+    reports, dproblems = validator.check_dataset(datasets[name], jobs=2, progress=False)
+    assert dproblems == []
+    assert len(reports) == 2
+    assert all(r.ok for r in reports), [(r.path.name, r.problems) for r in reports]
+    notes = {n for r in reports for n in r.notes}
+    if HAS_COMPOSE and name.endswith("mount"):
+        # the one documented finding, reported as a note and nothing else
+        assert any("compose-external-bind-mount" in n for n in notes)
+    if name.endswith("copy"):
+        assert not any("lint" in n for n in notes)  # zero lint findings
+
+
+def problems(validator, task) -> str:
+    rep = validator.check(task)
+    assert not rep.ok, "the planted defect was not caught"
+    return "\n".join(rep.problems)
+
+
+def test_gt_in_environment(validator, task):
+    shutil.copy(task / "tests" / "gt.json", task / "environment" / "notes.json")
+    p = problems(validator, task)
+    assert "environment/notes.json" in p and "tests/gt.json" in p
+
+
+def test_gt_rows_disguised_as_the_seed(validator, copy_task):
+    gt = json.loads((copy_task / "tests" / "gt.json").read_text())
+    (copy_task / "environment" / "answer.json").write_text(json.dumps({"events": gt["events"]}))
+    p = problems(validator, copy_task)
+    assert "not byte-identical" in p and "ground-truth rows" in p
+
+
+def test_solution_in_dockerfile(validator, copy_task):
+    df = copy_task / "environment" / "Dockerfile"
+    df.write_text(df.read_text() + "COPY solve.sh /opt/solve.sh\n")
+    shutil.copy(copy_task / "solution" / "solve.sh", copy_task / "environment" / "solve.sh")
+    p = problems(validator, copy_task)
+    assert "environment/solve.sh" in p and "Dockerfile" in p
+
+
+def test_compose_mounting_the_ground_truth(validator, task):
+    c = task / "environment" / "docker-compose.yaml"
+    c.write_text(c.read_text() + '      - type: bind\n        source: "../tests/gt.json"\n'
+                 '        target: "/app/gt.json"\n        read_only: true\n')
+    assert "/app/gt.json" in problems(validator, task)
+
+
+def test_wrong_seed_bytes(validator, task):
+    (task / "environment" / "answer.json").write_bytes(b'{"events":[]}')  # re-serialized: not the game's bytes
+    assert "not byte-identical" in problems(validator, task)
+
+
+def test_tampered_b_instruction(validator, task):
+    f = task / "environment" / "instruction.md"
+    f.write_text(f.read_text().replace("3 seconds", "5 seconds"))
+    assert "environment/instruction.md digest" in problems(validator, task)
+
+
+def test_tampered_turn1_prompt(validator, task):
+    f = task / "instruction.md"
+    f.write_text(f.read_text().replace("200", "400"))
+    assert "instruction.md digest" in problems(validator, task)
+
+
+def test_tampered_a_instruction(validator, datasets, tmp_path):
+    ds = tmp_path / "a"
+    shutil.copytree(datasets["a_mount"], ds)
+    f = ds / "chess-Gm4pR9zT" / "instruction.md"
+    f.write_text(f.read_text() + "\nThe first event is a check.\n")
+    assert "instruction_for('video')" in problems(validator, ds / "chess-Gm4pR9zT")
+
+
+def test_lint_finding_unknown_config_field(validator, task):
+    t = task / "task.toml"
+    t.write_text(t.read_text().replace("[agent]\n", "[agent]\ntimeout = 5\n"))
+    assert "harbor lint [unknown-config-field]" in problems(validator, task)
+
+
+@pytest.mark.skipif(not HAS_COMPOSE, reason="lint's compose rules need the docker compose CLI plugin")
+def test_lint_finding_writable_mount(validator, task):
+    c = task / "environment" / "docker-compose.yaml"
+    text = c.read_text()
+    c.write_text(text.replace("read_only: true", "read_only: false", 1))
+    p = problems(validator, task)
+    assert "harbor lint [compose-writable-bind-mount]" in p and "is not read-only" in p
+
+
+def test_agent_as_root(validator, task):
+    t = task / "task.toml"
+    t.write_text(t.read_text().replace('user = "agent"', 'user = "root"'))
+    assert "the agent runs as root" in problems(validator, task)
+
+
+def test_shared_verifier_and_budget(validator, task):
+    t = task / "task.toml"
+    t.write_text(t.read_text().replace('environment_mode = "separate"', 'environment_mode = "shared"')
+                 .replace("timeout_sec = 7200.0", "timeout_sec = 9000.0"))
+    p = problems(validator, task)
+    assert "not separate" in p and "timeout_sec is 9000.0" in p
+
+
+def test_oracle_answer_that_does_not_score_one(validator, task):
+    sol = task / "solution" / "answer.json"
+    doc = json.loads(sol.read_text())
+    doc["events"] = doc["events"][:-1]
+    sol.write_text(json.dumps(doc))
+    assert "does not score 1.0" in problems(validator, task)
+
+
+def test_judge_and_test_sh_must_be_the_checkouts(validator, task):
+    (task / "tests" / "judge.py").write_text((task / "tests" / "judge.py").read_text() + "\n# edited\n")
+    sh = task / "tests" / "test.sh"
+    sh.write_text(sh.read_text().replace("/tests/score_harbor.py", "/app/score.py"))
+    p = problems(validator, task)
+    assert "judge.py is not a byte copy" in p and "test.sh differs" in p
+
+
+def test_folder_harbor_would_skip(validator, task):
+    (task / "tests" / "test.sh").unlink()
+    assert "Task()" in problems(validator, task) or "is_valid_dir" in problems(validator, task)
+
+
+def test_network_mode_mismatch(validator, task):
+    c = task / "environment" / "docker-compose.yaml"
+    c.write_text(c.read_text().replace("    network_mode: none\n", ""))
+    assert "network_mode: none" in problems(validator, task)
+
+
+def test_cli_names_each_bad_folder_and_exits_1(datasets, tmp_path, capsys):
+    ds = tmp_path / "cli"
+    shutil.copytree(datasets["b_mount"], ds)
+    (ds / "chess-Fx7kQ2aB" / "environment" / "answer.json").write_bytes(b"{}")
+    (ds / "chess-Gm4pR9zT" / "tests" / "gt.json").write_text("{}")
+    rc = V.main([str(ds), "--tasks-root", str(TREE), "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert re.search(r"BAD .*chess-Fx7kQ2aB:", out) and re.search(r"BAD .*chess-Gm4pR9zT:", out)
+    assert "validate FAILED: 2 task folders, 0 good, 2 bad" in out
+    assert V.main([str(datasets["b_mount"]), "--tasks-root", str(TREE), "--no-progress"]) == 0
+
+
+def test_dataset_marker_must_list_the_folders(datasets, tmp_path, validator):
+    ds = tmp_path / "m"
+    shutil.copytree(datasets["b_copy"], ds)
+    shutil.rmtree(ds / "chess-Gm4pR9zT")
+    _, dproblems = validator.check_dataset(ds, progress=False)
+    assert dproblems and "missing" in dproblems[0]
+
+
+def test_validate_script_is_thin():
+    text = (paths.REPO_ROOT / "validate_harbor.py").read_text()
+    assert "from video_arena.harbor.validate import main" in text and len(text.splitlines()) < 15
+
+
+def test_validator_runs_without_docker_compose(datasets, monkeypatch, capsys):
+    monkeypatch.setattr(V, "compose_available", lambda: False)
+    assert V.main([str(datasets["b_mount"]), "--tasks-root", str(TREE), "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "compose rules are skipped" in captured.err and "without compose lint" in captured.out
+
+
+def test_seed_constants_match_the_games():
+    from video_arena.games.cli import ANSWER_SEED_BYTES
+
+    assert (TREE / "chess" / "answer_seed.json").read_bytes() == ANSWER_SEED_BYTES
+    assert S.AGENT_TIMEOUT_SEC == {"A": 3600.0, "B": 7200.0}
+
+
+def test_unreadable_video_is_caught_before_any_trial(tmp_path, capsys):
+    """A 0600 video bind-mounted into the sandbox reads as 'Permission denied' for the agent user."""
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    video = tree / "chess" / "media" / "Gm4pR9zT.mp4"
+    video.chmod(0o600)
+    out = tmp_path / "ds"
+    assert G.main(["--out", str(out), "--tasks-root", str(tree), "--no-progress", "--net", "docker"]) == 0
+    assert "not readable by other users" in capsys.readouterr().err
+    v = V.Validator(tree, HAS_COMPOSE)
+    assert v.check(out / "chess-Fx7kQ2aB").ok
+    assert "Permission denied" in problems(v, out / "chess-Gm4pR9zT")
+    video.chmod(0o644)
+    assert v.check(out / "chess-Gm4pR9zT").ok

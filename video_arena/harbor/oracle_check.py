@@ -1,0 +1,252 @@
+"""`video-arena oracle-check`: the project's main job on its built-in cases, end to end on real Docker.
+
+    video-arena oracle-check                 # 1 case per game, both protocols
+    video-arena oracle-check --all           # every case
+    video-arena oracle-check --limit 3 --protocols B -n 4
+
+1. makes Docker usable (starts the daemon, links the compose plugin: `video-arena docker`);
+2. builds the sandbox image, or reuses it when present (`video-arena image build`);
+3. generates Protocol A and B datasets with --net docker (mount media) and validates them offline;
+4. runs `harbor run -a oracle` and then `harbor run -a nop` on each dataset;
+5. reads every trial's result.json and prints a table.
+
+It passes only if every oracle trial has 1.0 on all four reward keys, the answer state `wrote` and
+no agent/exit-code.txt (solve.sh also checks that the video and, for B, the task text reached the
+sandbox), and every nop trial has 0.0 on all four keys, the answer state `never_wrote` (the seed
+reached /app/answer.json) and no exception. Exit status 1 otherwise, 2 when the machinery
+(Docker, the image, generation) could not even start.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from video_arena import paths
+from video_arena.harbor import spec as S
+
+REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+EXPECTED = {"oracle": 1.0, "nop": 0.0}
+
+
+@dataclass
+class Trial:
+    agent: str
+    protocol: str
+    trial: str
+    task: str
+    rewards: dict[str, Any] | None
+    exception: str | None
+    exit_code: str | None
+    answer_state: str | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def harbor_executable() -> str:
+    here = Path(sys.executable).parent / "harbor"
+    if here.is_file() and os.access(here, os.X_OK):
+        return str(here)
+    found = shutil.which("harbor")
+    if not found:
+        raise FileNotFoundError("the `harbor` command is not installed (pip install harbor==0.26.0)")
+    return found
+
+
+def harbor_env(media_root: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # otherwise every harbor call waits on a GitHub download
+    env[S.MEDIA_ENV] = str(media_root)
+    return env
+
+
+def resource_args() -> list[str]:
+    """Docker refuses a CPU limit above the host's count ("Range of CPUs is from 0.01 to 2.00"), so on
+    a host with fewer CPUs than a task asks for, the trials run with --override-cpus (oracle and nop
+    do not depend on it; for model runs it is a different budget, see docs/HARBOR.md)."""
+    n = os.cpu_count() or 1
+    return ["--override-cpus", str(n)] if n < S.CPUS else []
+
+
+def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_root: Path,
+               n_concurrent: int = 2, timeout: float | None = None) -> int:
+    cmd = [harbor_executable(), "run", "-p", str(dataset), "-a", agent, "-n", str(n_concurrent), "-y",
+           "--job-name", job_name, "-o", str(jobs_dir), *resource_args()]
+    print("$ " + " ".join(cmd), flush=True)
+    res = subprocess.run(cmd, env=harbor_env(media_root), stdin=subprocess.DEVNULL, timeout=timeout)
+    return res.returncode
+
+
+def read_trials(job_dir: Path, agent: str, protocol: str) -> list[Trial]:
+    """Every trial of a finished job, judged against what `agent` must score."""
+    out = []
+    for rfile in sorted(job_dir.glob("*/result.json")):
+        tdir = rfile.parent
+        try:
+            res = json.loads(rfile.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            out.append(Trial(agent, protocol, tdir.name, "?", None, f"unreadable result.json: {exc}", None,
+                             problems=[f"unreadable result.json: {exc}"]))
+            continue
+        vr = res.get("verifier_result") or {}
+        exc_info = res.get("exception_info") or None
+        exc = None
+        if exc_info:
+            exc = f"{exc_info.get('exception_type')}: {str(exc_info.get('exception_message', ''))[:200]}"
+        code_file = tdir / "agent" / "exit-code.txt"
+        exit_code = code_file.read_text().strip() if code_file.is_file() else None
+        t = Trial(agent, protocol, tdir.name, str(res.get("task_name")), vr.get("rewards"), exc, exit_code)
+        try:  # score_harbor.py's own record: was /app/answer.json the seed, an answer, or missing?
+            t.answer_state = json.loads((tdir / "verifier" / "judge.json").read_text()).get("answer_state")
+        except (OSError, ValueError):
+            t.answer_state = None
+        want_state = {"oracle": "wrote", "nop": "never_wrote"}[agent]
+        if t.answer_state != want_state:
+            t.problems.append(f"answer_state {t.answer_state!r}, expected {want_state!r}"
+                              + (" (the answer seed did not reach /app/answer.json)" if agent == "nop" else ""))
+        want = EXPECTED[agent]
+        if exc:
+            t.problems.append(f"exception {exc}")
+        if t.rewards is None:
+            t.problems.append("no reward (verifier_result is empty)")
+        else:
+            for k in REWARD_KEYS:
+                if t.rewards.get(k) != want:
+                    t.problems.append(f"{k}={t.rewards.get(k)!r}, expected {want}")
+        if agent == "oracle" and exit_code is not None:
+            t.problems.append(f"solve.sh exited {exit_code} (see {code_file.parent / 'oracle.txt'})")
+        out.append(t)
+    return out
+
+
+def print_table(trials: list[Trial]) -> None:
+    head = f"{'agent':6} {'P':1} {'task':34} {'reward':>6} {'t1_f1':>6} {'t2':>6} {'t3':>6} {'answer':11}  status"
+    print(head)
+    print("-" * len(head))
+    for t in trials:
+        r = t.rewards or {}
+        vals = " ".join(f"{r.get(k, float('nan')):6.3f}" if isinstance(r.get(k), (int, float)) else f"{'-':>6}"
+                        for k in REWARD_KEYS)
+        status = "ok" if t.ok else "FAIL: " + "; ".join(t.problems)
+        print(f"{t.agent:6} {t.protocol:1} {t.task[:34]:34} {vals} {str(t.answer_state or '-'):11}  {status}")
+
+
+def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root: Path,
+               n_concurrent: int, agents: tuple[str, ...] = ("oracle", "nop")) -> list[Trial]:
+    """Run every agent on every dataset; returns the judged trials (missing trials are failures)."""
+    trials: list[Trial] = []
+    for protocol, dataset in datasets.items():
+        n_tasks = sum(1 for p in dataset.iterdir() if (p / "task.toml").is_file())
+        for agent in agents:
+            job = f"va-{agent}-{protocol.lower()}-{stamp}"
+            rc = run_harbor(dataset, agent, job, jobs_dir, media_root, n_concurrent)
+            got = read_trials(jobs_dir / job, agent, protocol)
+            if rc != 0:
+                got.append(Trial(agent, protocol, "-", "(harbor run)", None, f"harbor run exited {rc}", None,
+                                 problems=[f"harbor run exited {rc}"]))
+            if sum(1 for t in got if t.trial != "-") != n_tasks:
+                got.append(Trial(agent, protocol, "-", "(job)", None, None, None,
+                                 problems=[f"{n_tasks} tasks but {sum(1 for t in got if t.trial != '-')} trial results"]))
+            trials += got
+    return trials
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="video-arena oracle-check", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--limit", type=int, default=1, metavar="N", help="cases per game (default 1)")
+    ap.add_argument("--all", action="store_true", help="every case of every game")
+    ap.add_argument("--games", default=None, help="comma-separated games (default: every game with cases)")
+    ap.add_argument("--protocols", default="A,B", help="A, B or A,B (default)")
+    ap.add_argument("--tasks-root", type=Path, default=None)
+    ap.add_argument("--work", type=Path, default=None,
+                    help="where the datasets and Harbor jobs go (default .cache/oracle-check/<time> in the checkout)")
+    ap.add_argument("--image", default=S.DEFAULT_BASE_IMAGE, help="the sandbox image tag to build/reuse and run")
+    ap.add_argument("--rebuild", action="store_true", help="build the image even if it exists")
+    ap.add_argument("-n", "--n-concurrent", type=int, default=2, help="harbor run -n (default 2)")
+    a = ap.parse_args(argv)
+    t0 = time.monotonic()
+    protocols = [p.strip().upper() for p in a.protocols.split(",") if p.strip()]
+    if not protocols or any(p not in S.PROTOCOLS for p in protocols):
+        print(f"oracle-check: --protocols must be A, B or A,B, not {a.protocols!r}", file=sys.stderr)
+        return 2
+
+    from video_arena.harbor.docker_host import ensure_docker
+
+    ok, why = ensure_docker(echo=print)
+    if not ok:
+        print(f"oracle-check: Docker is not usable: {why}", file=sys.stderr)
+        return 2
+    print(f"docker: {why}")
+    from video_arena.harbor.image import build_image, image_exists
+
+    if a.rebuild or not image_exists(a.image):
+        try:
+            build_image(tag=a.image, reuse=not a.rebuild)
+        except Exception as exc:
+            print(f"oracle-check: cannot build {a.image}: {exc}", file=sys.stderr)
+            return 2
+    else:
+        print(f"image: reusing {a.image}")
+
+    from video_arena.harbor.generate import GenerateError, Options, generate
+    from video_arena.harbor.validate import Validator, compose_available
+
+    tasks_root = paths.tasks_root(a.tasks_root)
+    media_root = paths.media_root(tasks_root)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    work = (a.work or paths.REPO_ROOT / ".cache" / "oracle-check" / stamp).resolve()
+    games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+    datasets: dict[str, Path] = {}
+    timings: list[str] = []
+    for protocol in protocols:
+        out = work / f"dataset-{protocol.lower()}"
+        try:
+            res = generate(Options(out=out, protocol=protocol, net="docker", media="mount", base_image=a.image,
+                                   tasks_root=tasks_root, games=games, limit=None if a.all else a.limit,
+                                   force=True))
+        except (GenerateError, FileNotFoundError, ValueError) as exc:
+            print(f"oracle-check: cannot generate Protocol {protocol}: {exc}", file=sys.stderr)
+            return 2
+        timings.append(f"generate {protocol}: {len(res.tasks)} tasks in {res.seconds:.1f} s")
+        if res.missing_media:
+            print(f"oracle-check: {len(res.missing_media)} videos are missing under {media_root}, "
+                  f"e.g. {res.missing_media[0]} (run `video-arena build-cases`)", file=sys.stderr)
+            return 2
+        tv = time.monotonic()
+        reports, dproblems = Validator(tasks_root, compose_available()).check_dataset(out)
+        bad = [r for r in reports if not r.ok]
+        timings.append(f"validate {protocol}: {len(reports)} tasks in {time.monotonic() - tv:.1f} s")
+        if bad or dproblems:
+            for p in dproblems:
+                print(f"BAD dataset {out}: {p}")
+            for r in bad:
+                print(f"BAD {r.path}:\n    - " + "\n    - ".join(r.problems))
+            return 1
+        datasets[protocol] = out
+
+    trials = check_jobs(datasets, work / "jobs", stamp, media_root, a.n_concurrent)
+    print()
+    print_table(trials)
+    for line in timings:
+        print(line)
+    failed = [t for t in trials if not t.ok]
+    n = {ag: sum(1 for t in trials if t.agent == ag and t.trial != "-") for ag in EXPECTED}
+    verdict = "PASSED" if not failed else f"FAILED ({len(failed)} problems)"
+    print(f"oracle-check {verdict}: {n['oracle']} oracle and {n['nop']} nop trials over "
+          f"{', '.join(protocols)} in {time.monotonic() - t0:.0f} s; jobs in {work / 'jobs'}")
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,490 @@
+"""`video-arena validate DIR` (and the top-level validate_harbor.py): check a generated Harbor dataset
+offline, without Docker, before any trial runs.
+
+    video-arena validate harbor/video-arena [--tasks-root tasks]
+
+For every task folder under DIR (or DIR itself when it is one task):
+
+  * Harbor's own models accept it: TaskConfig, Task(dir) (the loader `harbor run` uses) and
+    Task.is_valid_dir (what `-p DATASET` uses; invalid folders are skipped there *silently*);
+  * the verifier is separate and runs as root, the agent is `agent` (never root), the only artifact is
+    /app/answer.json, budget, resources and network modes are the generator's (docs/HARBOR.md);
+  * `harbor lint` (harbor.lint.lint_task, default rules + root-agent) finds nothing, except the
+    documented compose-external-bind-mount of the video in mount mode. The compose rules need the
+    Docker CLI and its compose plugin (no daemon); without them they are skipped and that is said;
+  * the agent's side (environment/ and what the compose file mounts or the Dockerfile copies) holds
+    only the video, the B task text and the answer seed: no ground truth, solution or judge;
+  * the answer seed is byte-identical to the game's answer_seed.json; the delivered instruction texts
+    have the digests of instruction_for(...) (A: "video"; B: the turn-1 prompt + "agentic");
+  * tests/ holds the checkout's judge.py and score_harbor.py byte for byte and the tasks tree's ground
+    truth; the oracle's answer is the ground truth on the answer schema and scores 1.0 on all four keys.
+
+Each bad folder is named with every problem found; the exit status is 1 if any folder is bad.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import yaml
+
+from video_arena import paths
+from video_arena.core import resolve, text_digest
+from video_arena.harbor import spec as S
+from video_arena.harbor.generate import (_load_judge, media_world_readable, sha256_bytes, sha256_file,
+                                         template_env, templates_dir)
+
+REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+_DIR_RE = re.compile(r"^([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})$")
+_MEDIA_SOURCE_RE = re.compile(r"^\$\{" + S.MEDIA_ENV + r":\?[^}]*\}/(.+)$")
+
+
+@dataclass
+class TaskReport:
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def compose_available() -> bool:
+    """True when `docker compose` (the CLI plugin) answers; lint's compose rules need it."""
+    if shutil.which("docker") is None:
+        return False
+    try:
+        r = subprocess.run(["docker", "compose", "version", "--short"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+def find_tasks(root: Path) -> list[Path]:
+    """The task folders under root (root itself if it is one)."""
+    if (root / "task.toml").is_file():
+        return [root]
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+_env_lock = threading.Lock()
+_env_users = 0
+_env_set_by_us = False
+
+
+@contextlib.contextmanager
+def media_env(value: str) -> Iterator[None]:
+    """Lint interpolates compose files with os.environ, so ${VA_MEDIA_ROOT:?} must be set while it
+    runs; if the user has not set it, the tasks tree's media root stands in (thread-safe, undone after)."""
+    global _env_users, _env_set_by_us
+    with _env_lock:
+        if _env_users == 0 and S.MEDIA_ENV not in os.environ:
+            os.environ[S.MEDIA_ENV] = value
+            _env_set_by_us = True
+        _env_users += 1
+    try:
+        yield
+    finally:
+        with _env_lock:
+            _env_users -= 1
+            if _env_users == 0 and _env_set_by_us:
+                os.environ.pop(S.MEDIA_ENV, None)
+                _env_set_by_us = False
+
+
+class Validator:
+    def __init__(self, tasks_root: Path, with_compose: bool):
+        self.tasks_root = tasks_root
+        self.with_compose = with_compose
+        self.judge = _load_judge()
+        self.judge_bytes = paths.judge_path().read_bytes()
+        self.score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
+        self.env = template_env()
+
+    # -- one task ------------------------------------------------------------------------------
+    def check(self, task_dir: Path) -> TaskReport:
+        rep = TaskReport(task_dir)
+        try:
+            with media_env(str(paths.media_root(self.tasks_root))):
+                self._check(task_dir, rep)
+        except Exception as exc:  # a check that cannot even run is a problem, never a pass
+            rep.problems.append(f"validator could not finish: {type(exc).__name__}: {exc}")
+        return rep
+
+    def _check(self, d: Path, rep: TaskReport) -> None:
+        P = rep.problems
+        from harbor.models.task.config import TaskConfig
+        from harbor.models.task.task import Task
+        from harbor.models.task.verifier_mode import resolve_task_verifier_mode
+
+        m = _DIR_RE.match(d.name)
+        if not m:
+            P.append(f"folder name {d.name!r} is not <game>-<case_id>")
+            return
+        game, case_id = m.groups()
+        try:
+            raw = tomllib.loads((d / "task.toml").read_text(encoding="utf-8"))
+            cfg = TaskConfig.model_validate(raw)
+        except Exception as exc:
+            P.append(f"task.toml does not parse with Harbor's TaskConfig: {exc}")
+            return
+        try:
+            task = Task(d)
+        except Exception as exc:
+            P.append(f"Harbor's Task() rejects the folder: {type(exc).__name__}: {exc}")
+            return
+        if not Task.is_valid_dir(d):
+            P.append("Task.is_valid_dir() is False: `harbor run -p DATASET` would skip it silently")
+
+        meta = cfg.metadata or {}
+        protocol, net, media = meta.get("protocol"), meta.get("net"), meta.get("media")
+        if protocol not in S.PROTOCOLS or net not in S.NET_MODES or media not in S.MEDIA_MODES:
+            P.append(f"[metadata] protocol/net/media are {protocol!r}/{net!r}/{media!r}")
+            return
+        if (meta.get("game"), meta.get("case_id")) != (game, case_id):
+            P.append(f"[metadata] names {meta.get('game')}/{meta.get('case_id')}, the folder {game}/{case_id}")
+        if task.name != S.task_name(game, case_id):
+            P.append(f"[task].name is {task.name!r}, expected {S.task_name(game, case_id)!r}")
+
+        # -- Harbor semantics: users, verifier, budget, network, resources
+        if resolve_task_verifier_mode(cfg).value != "separate":
+            P.append("the verifier is not separate")
+        if cfg.agent.user in (None, "root", 0, "0"):
+            P.append(f"the agent runs as root (user={cfg.agent.user!r})")
+        elif cfg.agent.user != "agent":
+            P.append(f"[agent].user is {cfg.agent.user!r}, expected 'agent'")
+        if cfg.verifier.user not in ("root", 0):
+            P.append(f"[verifier].user is {cfg.verifier.user!r}, expected root")
+        arts = [a if isinstance(a, str) else a.source for a in cfg.artifacts]
+        if arts != [S.ANSWER_PATH]:
+            P.append(f"artifacts are {arts}, expected [{S.ANSWER_PATH!r}]")
+        if cfg.agent.timeout_sec != S.AGENT_TIMEOUT_SEC[protocol]:
+            P.append(f"[agent].timeout_sec is {cfg.agent.timeout_sec}, Protocol {protocol} is {S.AGENT_TIMEOUT_SEC[protocol]}")
+        if (cfg.environment.cpus, cfg.environment.memory_mb) != (S.CPUS, S.MEMORY_MB):
+            P.append(f"resources are {cfg.environment.cpus} CPUs / {cfg.environment.memory_mb} MB, "
+                     f"expected {S.CPUS} / {S.MEMORY_MB}")
+        mode = S.NET_MODES[net]
+        env_net = cfg.environment.network_mode.value
+        agent_net = cfg.agent.network_mode.value if cfg.agent.network_mode else None
+        if (env_net, agent_net) != (mode.environment, mode.agent):
+            P.append(f"--net {net} needs [environment]/[agent] network_mode {mode.environment}/{mode.agent}, "
+                     f"found {env_net}/{agent_net}")
+        if media == "mount" and not cfg.environment.docker_image:
+            P.append("mount mode needs [environment].docker_image")
+        if media == "copy" and cfg.environment.docker_image:
+            P.append("copy mode must not set docker_image (Harbor would use it instead of environment/Dockerfile)")
+
+        # -- the tasks tree: what this task must deliver
+        try:
+            r = resolve(game, case_id, self.tasks_root)
+        except LookupError as exc:
+            P.append(f"not in the tasks tree {self.tasks_root}: {exc}")
+            return
+        seed = Path(r["answer_seed"]).read_bytes()
+        self._check_texts(d, protocol, r, P)
+        self._check_agent_side(d, protocol, net, media, game, case_id, seed, r, P, rep)
+        self._check_verifier_side(d, protocol, game, case_id, seed, r, P)
+        self._check_solution(d, protocol, P)
+        self._check_lint(d, media, P, rep)
+
+    def _check_texts(self, d: Path, protocol: str, r: dict, P: list[str]) -> None:
+        for rel, expected in S.delivered_texts(protocol, r["instruction"]).items():
+            f = d / rel
+            if not f.is_file():
+                P.append(f"{rel} is missing")
+                continue
+            got = text_digest(f.read_bytes().decode("utf-8", "replace"))
+            if got != text_digest(expected):
+                what = {"instruction.md": "A: instruction_for('video')" if protocol == "A"
+                        else "B: the turn-1 prompt pointing at /app",
+                        "environment/instruction.md": "instruction_for('agentic')"}[rel]
+                P.append(f"{rel} digest {got[:12]} is not that of {what} ({text_digest(expected)[:12]})")
+        if protocol == "A" and (d / "environment" / "instruction.md").exists():
+            P.append("environment/instruction.md exists in a Protocol A task (A mounts only match.mp4)")
+
+    def _check_agent_side(self, d: Path, protocol: str, net: str, media: str, game: str, case_id: str,
+                          seed: bytes, r: dict, P: list[str], rep: TaskReport) -> None:
+        envdir = d / "environment"
+        files = sorted(p.relative_to(envdir).as_posix() for p in envdir.rglob("*") if not p.is_dir())
+        allowed = {"answer.json"}
+        if S.compose_needed(media, net):
+            allowed.add("docker-compose.yaml")
+        if protocol == "B":
+            allowed.add("instruction.md")
+        if media == "copy":
+            allowed |= {"Dockerfile", "match.mp4"}
+        for f in files:
+            if f not in allowed:
+                P.append(f"environment/{f} is on the agent's side and is not one of {sorted(allowed)}")
+        for f in sorted(allowed):
+            if not (envdir / f).is_file():
+                P.append(f"environment/{f} is missing")
+        # Secrets by content, whatever their names: the ground truth, the judge, the solution.
+        secrets = {"tests/gt.json": d / "tests" / "gt.json", "tests/judge.py": d / "tests" / "judge.py",
+                   "solution/answer.json": d / "solution" / "answer.json",
+                   "solution/solve.sh": d / "solution" / "solve.sh", "tasks gt": Path(r["gt"])}
+        secret_sha: dict[str, str] = {}
+        for name, p in secrets.items():
+            if p.is_file():
+                secret_sha.setdefault(sha256_file(p), name)
+        for f in files:
+            p = envdir / f
+            if p.stat().st_size < (1 << 26) and sha256_file(p) in secret_sha:
+                P.append(f"environment/{f} is a copy of {secret_sha[sha256_file(p)]}: it would reach the agent")
+        gt_events = json.loads(Path(r["gt"]).read_text(encoding="utf-8")).get("events") or []
+        for f in files:
+            if f.endswith((".json", ".md", ".yaml", ".txt")) and gt_events:
+                text = (envdir / f).read_text(encoding="utf-8", errors="replace")
+                if '"v_before"' in text or '"v_after"' in text:
+                    P.append(f"environment/{f} holds ground-truth rows (v_before/v_after)")
+        seed_file = envdir / "answer.json"
+        if seed_file.is_file() and seed_file.read_bytes() != seed:
+            P.append(f"environment/answer.json (the answer seed) is not byte-identical to {game}/answer_seed.json")
+        if media == "copy":
+            self._check_dockerfile(envdir / "Dockerfile", protocol, P)
+            mp4 = envdir / "match.mp4"
+            src = Path(r["media"])
+            if mp4.is_file() and src.is_file() and sha256_file(mp4) != sha256_file(src):
+                P.append(f"environment/match.mp4 differs from {game}/media/{case_id}.mp4")
+        if media == "mount":
+            video = Path(r["media"])  # where $VA_MEDIA_ROOT (or the tasks tree) has it
+            if video.is_file() and not media_world_readable(video):
+                P.append(f"{video} is not readable by other users: the sandbox's agent user gets "
+                         "'Permission denied' on /app/match.mp4 (chmod a+r it)")
+        compose = envdir / "docker-compose.yaml"
+        if compose.is_file():
+            self._check_compose(compose, protocol, net, media, game, case_id, P, rep)
+        cfg_seed = tomllib.loads((d / "task.toml").read_text(encoding="utf-8")).get("metadata", {}).get("answer_seed_sha256")
+        if cfg_seed != sha256_bytes(seed):
+            P.append(f"[metadata].answer_seed_sha256 is not the SHA-256 of {game}/answer_seed.json")
+
+    def _check_dockerfile(self, path: Path, protocol: str, P: list[str]) -> None:
+        if not path.is_file():
+            return
+        allowed = {"match.mp4": S.MEDIA_TARGET, "answer.json": S.ANSWER_PATH}
+        if protocol == "B":
+            allowed["instruction.md"] = S.INSTRUCTION_TARGET
+        seen = set()
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            words = line.split()
+            if not words or words[0].startswith("#"):
+                continue
+            op = words[0].upper()
+            if op in ("COPY", "ADD"):
+                args = [w for w in words[1:] if not w.startswith("--")]
+                if op == "ADD" or len(args) != 2 or allowed.get(args[0]) != args[1]:
+                    P.append(f"environment/Dockerfile:{n}: {line.strip()!r} is not one of the allowed inputs "
+                             f"{sorted(allowed)} copied to /app")
+                else:
+                    seen.add(args[0])
+            elif op not in ("FROM", "WORKDIR", "ENTRYPOINT"):
+                P.append(f"environment/Dockerfile:{n}: unexpected instruction {op}")
+        for name in sorted(set(allowed) - seen):
+            P.append(f"environment/Dockerfile does not copy {name} to {allowed[name]}")
+
+    def _check_compose(self, path: Path, protocol: str, net: str, media: str, game: str, case_id: str,
+                       P: list[str], rep: TaskReport) -> None:
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            P.append(f"environment/docker-compose.yaml is not YAML: {exc}")
+            return
+        services = (doc or {}).get("services") or {}
+        if set(services) != {"main"} or set(doc) != {"services"}:
+            P.append(f"docker-compose.yaml must define only services.main, found {sorted(doc)} / {sorted(services)}")
+        main = services.get("main") or {}
+        extra = set(main) - {"entrypoint", "network_mode", "volumes", "command"}
+        if extra:
+            P.append(f"services.main has unexpected keys {sorted(extra)}")
+        want_cmd = ["/bin/sh", "-c", S.SEED_COMMAND] if media == "mount" else None
+        if main.get("command") != want_cmd:
+            P.append(f"services.main.command is {main.get('command')!r}, expected {want_cmd!r}")
+        if main.get("entrypoint") != []:
+            P.append("services.main must set `entrypoint: []` (an image ENTRYPOINT would stop the trial)")
+        want_none = S.NET_MODES[net].compose_none
+        if want_none and main.get("network_mode") != "none":
+            P.append(f"--net {net} needs `network_mode: none` on services.main")
+        if not want_none and "network_mode" in main:
+            P.append(f"--net {net} must not set network_mode on main (it would bypass Harbor's egress control)")
+        expected = {}
+        if media == "mount":
+            expected[S.MEDIA_TARGET] = f"{game}/media/{case_id}.mp4"
+            if protocol == "B":
+                expected[S.INSTRUCTION_TARGET] = "./instruction.md"
+            expected[S.SEED_SOURCE_TARGET] = "./answer.json"
+        seen = {}
+        for i, v in enumerate(main.get("volumes") or []):
+            if not isinstance(v, dict) or v.get("type") != "bind":
+                P.append(f"services.main.volumes[{i}] is not a long-syntax bind mount: {v!r}")
+                continue
+            src, tgt = str(v.get("source", "")), str(v.get("target", ""))
+            if v.get("read_only") is not True:
+                P.append(f"services.main.volumes[{i}] ({tgt}) is not read-only")
+            if tgt not in expected:
+                P.append(f"services.main.volumes[{i}] mounts {src} at {tgt}: only {sorted(expected)} may be mounted")
+                continue
+            seen[tgt] = src
+            if tgt == S.MEDIA_TARGET:
+                m = _MEDIA_SOURCE_RE.match(src)
+                ok = (m.group(1) == expected[tgt]) if m else (src.startswith("/") and src.endswith("/" + expected[tgt]))
+                if not ok:
+                    P.append(f"the video mount source {src!r} is not ${{{S.MEDIA_ENV}:?...}}/{expected[tgt]} "
+                             f"or an absolute --host-media path ending in it")
+                if not m:
+                    rep.notes.append(f"video pinned to {src} (--host-media)")
+            elif src != expected[tgt]:
+                P.append(f"the mount of {tgt} comes from {src!r}, expected {expected[tgt]!r}")
+        for tgt in sorted(set(expected) - set(seen)):
+            P.append(f"docker-compose.yaml does not mount {expected[tgt]} at {tgt}")
+        for tgt, src in seen.items():
+            low = src.lower()
+            if any(s in low for s in ("/gt/", "tests/", "solution/", "judge")):
+                P.append(f"the mount of {tgt} comes from {src!r}, a verifier/oracle-only path")
+
+    def _check_verifier_side(self, d: Path, protocol: str, game: str, case_id: str, seed: bytes, r: dict,
+                             P: list[str]) -> None:
+        tests = d / "tests"
+        want = {"test.sh", "score_harbor.py", "judge.py", "gt.json", "case.json"}
+        have = {p.relative_to(tests).as_posix() for p in tests.rglob("*") if not p.is_dir()} if tests.is_dir() else set()
+        if have != want:
+            P.append(f"tests/ holds {sorted(have)}, expected {sorted(want)}")
+        if (tests / "judge.py").is_file() and (tests / "judge.py").read_bytes() != self.judge_bytes:
+            P.append("tests/judge.py is not a byte copy of judge/judge.py")
+        if (tests / "score_harbor.py").is_file() and (tests / "score_harbor.py").read_bytes() != self.score_bytes:
+            P.append("tests/score_harbor.py is not a byte copy of harbor_templates/tests/score_harbor.py")
+        test_sh = tests / "test.sh"
+        if test_sh.is_file():
+            expected_sh = self.env.get_template("tests/test.sh.j2").render(protocol=protocol)
+            if test_sh.read_text(encoding="utf-8") != expected_sh:
+                P.append("tests/test.sh differs from harbor_templates/tests/test.sh.j2")
+            if not os.access(test_sh, os.X_OK):
+                P.append("tests/test.sh is not executable")
+        gt_file = tests / "gt.json"
+        if gt_file.is_file() and Path(r["gt"]).is_file() and gt_file.read_bytes() != Path(r["gt"]).read_bytes():
+            P.append(f"tests/gt.json is not the tasks tree's {game}/gt/{case_id}.json")
+        try:
+            case = json.loads((tests / "case.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            P.append(f"tests/case.json: {exc}")
+            return
+        for k, v in {"game": game, "case_id": case_id, "protocol": protocol,
+                     "answer_seed_sha256": sha256_bytes(seed)}.items():
+            if case.get(k) != v:
+                P.append(f"tests/case.json {k} is {case.get(k)!r}, expected {v!r}")
+
+    def _check_solution(self, d: Path, protocol: str, P: list[str]) -> None:
+        sol, gt_file = d / "solution" / "answer.json", d / "tests" / "gt.json"
+        if not sol.is_file() or not gt_file.is_file():
+            P.append("solution/answer.json or tests/gt.json is missing")
+            return
+        solve = d / "solution" / "solve.sh"
+        expected_sh = self.env.get_template("solution/solve.sh.j2").render(protocol=protocol)
+        if not solve.is_file() or solve.read_text(encoding="utf-8") != expected_sh:
+            P.append("solution/solve.sh is missing or differs from harbor_templates/solution/solve.sh.j2")
+        gt = self.judge.load_gt(str(gt_file))
+        data = sol.read_bytes()
+        try:
+            if json.loads(data) != self.judge.oracle_answer(gt):
+                P.append("solution/answer.json is not the ground truth projected on the answer schema")
+        except ValueError as exc:
+            P.append(f"solution/answer.json is not JSON: {exc}")
+        rewards = self.judge.reward_of(self.judge.judge(gt, data))
+        if any(rewards.get(k) != 1.0 for k in REWARD_KEYS):
+            P.append(f"the oracle answer does not score 1.0 with the judge: {rewards}")
+
+    def _check_lint(self, d: Path, media: str, P: list[str], rep: TaskReport) -> None:
+        from harbor.lint import lint_task
+        from harbor.lint.models import COMPOSE_RULES, DEFAULT_RULES, LintRule
+
+        rules = set(DEFAULT_RULES) | {LintRule.ROOT_AGENT}
+        if not self.with_compose:
+            rules -= set(COMPOSE_RULES) - {LintRule.INVALID_TASK_CONFIG, LintRule.INVALID_TASK_FILES}
+        for f in lint_task(d, selected_rules=rules):
+            where = f"{Path(f.path).relative_to(d) if f.path and Path(f.path).is_relative_to(d) else f.path}"
+            expected = (media == "mount" and f.rule == LintRule.COMPOSE_EXTERNAL_BIND_MOUNT
+                        and "volumes[0]" in f.message)
+            if expected:
+                rep.notes.append("lint: compose-external-bind-mount of the video (expected in mount mode)")
+            else:
+                P.append(f"harbor lint [{f.rule}] {where}: {f.message}")
+
+    # -- the whole dataset ---------------------------------------------------------------------
+    def check_dataset(self, root: Path, jobs: int = 2, progress: bool = True) -> tuple[list[TaskReport], list[str]]:
+        dataset_problems = []
+        tasks = find_tasks(root)
+        if not tasks:
+            dataset_problems.append(f"{root} holds no task folders")
+        marker = root / S.DATASET_MARKER
+        if tasks and tasks != [root]:
+            if not marker.is_file():
+                dataset_problems.append(f"{root} has no {S.DATASET_MARKER}: not written by make-harbor")
+            else:
+                listed = sorted(json.loads(marker.read_text(encoding="utf-8")).get("tasks", []))
+                found = sorted(f"{S.TASK_ORG}/{p.name}" for p in tasks)
+                if listed != found:
+                    dataset_problems.append(f"{S.DATASET_MARKER} lists {len(listed)} tasks, the folder holds "
+                                            f"{len(found)}: missing {sorted(set(listed) - set(found))[:5]}, "
+                                            f"extra {sorted(set(found) - set(listed))[:5]}")
+        from tqdm import tqdm
+
+        with ThreadPoolExecutor(max(1, jobs)) as pool:
+            reports = list(tqdm(pool.map(self.check, tasks), total=len(tasks), desc="validate", unit="task",
+                                disable=not progress, file=sys.stderr, dynamic_ncols=True))
+        return reports, dataset_problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="video-arena validate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dataset", type=Path, help="a dataset folder from make-harbor (or one task folder)")
+    ap.add_argument("--tasks-root", type=Path, default=None,
+                    help=f"the tasks tree it was generated from (default ${paths.TASKS_ROOT_ENV} or the checkout's tasks/)")
+    ap.add_argument("--jobs", type=int, default=2, help="folders checked at once (lint runs `docker compose config`)")
+    ap.add_argument("--no-compose", action="store_true", help="skip lint's compose rules even if docker compose is present")
+    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true", help="also print notes for good folders")
+    a = ap.parse_args(argv)
+    t0 = time.monotonic()
+    root = a.dataset.resolve()
+    if not root.is_dir():
+        print(f"validate: {root} is not a directory", file=sys.stderr)
+        return 1
+    with_compose = not a.no_compose and compose_available()
+    if not with_compose:
+        print("validate: note: docker compose is not available, so harbor lint's compose rules are skipped "
+              "(the compose files are still checked by this validator)", file=sys.stderr)
+    v = Validator(paths.tasks_root(a.tasks_root), with_compose)
+    reports, dataset_problems = v.check_dataset(root, a.jobs, progress=not a.no_progress)
+    bad = [r for r in reports if not r.ok]
+    for p in dataset_problems:
+        print(f"BAD dataset {root}: {p}")
+    for rep in bad:
+        print(f"BAD {rep.path}:")
+        for p in rep.problems:
+            print(f"    - {p}")
+    if a.verbose:
+        for rep in reports:
+            for n in sorted(set(rep.notes)):
+                print(f"note {rep.path.name}: {n}")
+    status = "FAILED" if bad or dataset_problems else "OK"
+    print(f"validate {status}: {len(reports)} task folders, {len(reports) - len(bad)} good, {len(bad)} bad "
+          f"({'with' if with_compose else 'without'} compose lint) in {time.monotonic() - t0:.1f} s")
+    return 1 if bad or dataset_problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
