@@ -19,7 +19,6 @@ values for the same record and evaluator (else the engine computes them), and th
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -31,6 +30,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
+from video_arena.digests import sha256_file
 from video_arena import paths
 from video_arena.cases.encode import encode_mp4, encoder_info
 from video_arena.cases.pacing import Schedule, positions_at_frames, schedule, schedule_from_times
@@ -77,14 +77,6 @@ def source_id(record: dict[str, Any]) -> str:
 def dump_json(doc: Any) -> bytes:
     """The one serialization of every file the build writes (stable bytes)."""
     return (json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:

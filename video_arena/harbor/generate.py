@@ -37,6 +37,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from video_arena.digests import sha256_bytes
 from video_arena import paths
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
 from video_arena.harbor import spec as S
@@ -62,18 +63,6 @@ def template_env() -> Environment:
                       keep_trailing_newline=True, autoescape=False)
     env.filters["tq"] = _tq
     return env
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _load_judge():

@@ -44,7 +44,8 @@ import yaml
 from video_arena import paths
 from video_arena.core import resolve, text_digest
 from video_arena.harbor import spec as S
-from video_arena.harbor.generate import (_load_judge, media_world_readable, sha256_bytes, sha256_file,
+from video_arena.digests import sha256_bytes, sha256_file
+from video_arena.harbor.generate import (_load_judge, media_world_readable,
                                          template_env, templates_dir)
 
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")

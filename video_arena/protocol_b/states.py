@@ -13,7 +13,6 @@ The digest decides, never the parsed content.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -21,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from video_arena.core.tasks import ANSWER_ROOT_KEY
+from video_arena.digests import sha256_bytes
 
 WROTE, NEVER_WROTE, DELETED = "wrote", "never_wrote", "deleted"
 ANSWER_STATES = (WROTE, NEVER_WROTE, DELETED)
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+sha256 = sha256_bytes
 
 
 @dataclass

@@ -311,18 +311,8 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
     if r.get("reward_valid") is False:
         cell.reason = "reward_valid is false"
         return cell
-    if verifier is not None and cell.protocol == "A" and (trial.dir / "agent").is_dir():
-        try:
-            ok, why = verifier(trial.dir / "agent")
-        except Exception as exc:  # noqa: BLE001 - a verifier crash is a failed verification
-            ok, why = False, f"verify_cell raised {exc!r}"
-        if not ok:
-            cell.status = S.STATUS_UNVERIFIED
-            cell.reason = f"request does not rebuild: {why}"
-            return cell
-    if gt is None:
-        cell.reason = f"ground truth unusable: {gt_error}"
-        cell.warnings.append(cell.reason)
+    check = verifier if cell.protocol == "A" and (trial.dir / "agent").is_dir() else None
+    if not S.passes_gates(cell, check, trial.dir / "agent", gt, gt_error):
         return cell
     if trial.judge_error:
         cell.warnings.append(f"trial {trial.dir.name}: the verifier reported an error ({trial.judge_error}); "

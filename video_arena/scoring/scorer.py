@@ -198,18 +198,7 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         cell.reason = (f"run made for a {tol:g} s tolerance, scoring at {tolerance:g} s: a diagnostic, "
                        f"never mixed into a benchmark mean")
         return cell
-    if verifier is not None and cell.protocol == "A":
-        try:
-            ok, why = verifier(cell_dir)
-        except Exception as exc:  # noqa: BLE001 - a verifier crash is a failed verification
-            ok, why = False, f"verify_cell raised {exc!r}"
-        if not ok:
-            cell.status = STATUS_UNVERIFIED
-            cell.reason = f"request does not rebuild: {why}"
-            return cell
-    if gt is None:
-        cell.reason = f"ground truth unusable: {gt_error}"
-        cell.warnings.append(cell.reason)
+    if not passes_gates(cell, verifier if cell.protocol == "A" else None, cell_dir, gt, gt_error):
         return cell
     answer_path = cell_dir / "answer.json"
     if cell.answer_state in NO_ANSWER_STATES:
@@ -687,3 +676,23 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
             r[f"{m}_ci_lo"], r[f"{m}_ci_hi"] = (ci if ci else (None, None))
         rows.append(r)
     return rows
+
+
+def passes_gates(cell, verifier, cell_dir, gt, gt_error) -> bool:
+    """The checks every cell passes before it is judged, native or Harbor: the Protocol A request
+    rebuilds from its condition file (when `verifier` is given) and the ground truth is usable.
+    Returns False, with the cell's status and reason set, when the cell stops here."""
+    if verifier is not None:
+        try:
+            ok, why = verifier(cell_dir)
+        except Exception as exc:  # noqa: BLE001 - a verifier crash is a failed verification
+            ok, why = False, f"verify_cell raised {exc!r}"
+        if not ok:
+            cell.status = STATUS_UNVERIFIED
+            cell.reason = f"request does not rebuild: {why}"
+            return False
+    if gt is None:
+        cell.reason = f"ground truth unusable: {gt_error}"
+        cell.warnings.append(cell.reason)
+        return False
+    return True
