@@ -41,7 +41,7 @@ class TasksTreeError(ValueError):
 
 @dataclass(frozen=True)
 class GameDefinition:
-    """A game's definition as read from game.toml (see docs/ADDING_A_GAME.md for every key)."""
+    """A game's definition as read from game.toml (docs/ADDING_A_GAME.md lists every key)."""
 
     name: str
     title: str
