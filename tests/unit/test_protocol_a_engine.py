@@ -1,0 +1,391 @@
+"""The Protocol A request engine and runner, with the real openai client over real HTTP against
+the local test server (tests/fixtures/openai_test_server.py): retries, redraws, truncation,
+several JSON blocks, huge replies, degradations, the request hash, resumability."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fixtures.openai_test_server import OpenAITestServer
+from fixtures.protocol_a_tree import make_tasks_tree, oracle_reply
+from video_arena.protocol_a import runner
+from video_arena.protocol_a.condition import DEFAULT_CONDITION, load_condition
+from video_arena.protocol_a.engine import IMAGE_REF, MP4_REF, request_sha256
+from video_arena.protocol_a.provenance import verify_cell
+
+SHORT, LONG = "paShort1", "paLong02"
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    return make_tasks_tree(tmp_path_factory.mktemp("a_tasks"))
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("a_cache")
+
+
+@pytest.fixture
+def server():
+    with OpenAITestServer() as srv:
+        yield srv
+
+
+@pytest.fixture(autouse=True)
+def fast_retries(monkeypatch):
+    monkeypatch.setenv("VA_A_RETRY_SCALE", "0.001")  # test-only: 1 s -> 1 ms
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+
+
+def condition(tmp_path: Path, **changes) -> Path:
+    doc = json.loads(DEFAULT_CONDITION.read_text())
+    for dotted, v in changes.items():
+        d = doc
+        *head, last = dotted.split("__")
+        for k in head:
+            d = d[k]
+        d[last] = v
+    p = tmp_path / "condition.json"
+    p.write_text(json.dumps(doc))
+    return p
+
+
+def run(tree, cache, server, out, *extra, case=SHORT):
+    argv = ["--model", "test-model", "--base-url", server.base_url, "--out", str(out), "--tasks-root", str(tree),
+            "--cache-dir", str(cache), "--no-progress", *extra]
+    if case:
+        argv += ["--limit", "1"] if case == SHORT else []
+    rc = runner.main(argv)
+    return rc
+
+
+def cell(out, case=SHORT) -> Path:
+    return Path(out) / "chess" / case
+
+
+def rec(out, case=SHORT) -> dict:
+    return json.loads((cell(out, case) / "run.json").read_text())
+
+
+def hashed(body: dict) -> dict:
+    """The received body with every data URL replaced by the SHA-256 of its bytes."""
+    body = json.loads(json.dumps(body))
+    for m in body["messages"]:
+        if isinstance(m["content"], list):
+            for part in m["content"]:
+                if part["type"] == "image_url":
+                    data = base64.b64decode(part["image_url"]["url"].split(",", 1)[1])
+                    part["image_url"]["url"] = IMAGE_REF + hashlib.sha256(data).hexdigest()
+    return body
+
+
+def images(body: dict) -> list[bytes]:
+    return [base64.b64decode(p["image_url"]["url"].split(",", 1)[1])
+            for p in body["messages"][-1]["content"] if p["type"] == "image_url"]
+
+
+# ------------------------------------------------------------------------------------------------
+
+def test_one_request_answer_and_records(tree, cache, server, tmp_path):
+    server.script({"content": oracle_reply(tree, SHORT), "usage": {"prompt_tokens": 5000, "completion_tokens": 321,
+                                                                   "total_tokens": 5321}})
+    out = tmp_path / "out"
+    assert run(tree, cache, server, out, "--reasoning-effort", "high", "--enable-thinking", "false",
+               "--extra-body", '{"top_k": 1, "chat_template_kwargs": {"foo": 1}}') == 0
+    assert len(server.requests) == 1
+    body = server.requests[0]["body"]
+    r = rec(out)
+    # the request: text first, then the 12 stills in order, the condition's generation settings
+    content = body["messages"][0]["content"]
+    assert [p["type"] for p in content] == ["text"] + ["image_url"] * 12
+    assert body["max_tokens"] == 48000 and body["temperature"] == 0 and body["model"] == "test-model"
+    assert body["reasoning_effort"] == "high" and body["top_k"] == 1
+    assert body["chat_template_kwargs"] == {"foo": 1, "enable_thinking": False}
+    assert "video_ts = [0,1,2,3,4,5,6,7,8,9,10,11]" in content[0]["text"]
+    assert content[0]["text"] == (cell(out) / "prompt.txt").read_text()
+    receipt = json.loads((cell(out) / "receipt.json").read_text())
+    assert [hashlib.sha256(b).hexdigest() for b in images(body)] == [f["sha256"] for f in receipt["frames"]]
+    # the request hash is the hash of what was sent, each image replaced by its own SHA-256
+    assert request_sha256(hashed(body)) == r["request_sha256"] == receipt["request_sha256"]
+    # the answer: the block with the most rows, not the one-row sketch
+    ans = json.loads((cell(out) / "answer.json").read_text())
+    assert len(ans["events"]) == 4 and ans["events"][0]["where"] == "e4"
+    assert r["answer_state"] == "answered" and r["n_rows"] == 4 and r["n_json_blocks"] == 2
+    assert r["stop_reason"] == "stop" and r["protocol_complete"] is True
+    assert r["frames_used"] == 12 and r["fps_eff"] == 1.0 and r["t1_recall_ceiling"] == 1.0
+    assert r["sampling"] == {"fps": 1.0, "jpeg_q": 4, "max_frames": 256, "longest_side": 768}
+    assert r["usage"]["completion_tokens"] == 321 and r["reasoning_effort"] == "high"
+    assert r["enable_thinking"] is False and r["degradations"] == []
+    assert r["condition_sha256"] == load_condition().sha256
+    assert r["instruction_sha256"] and r["wall_s"] >= 0 and r["protocol"] == "A"
+    assert (cell(out) / "reply.txt").read_text() == oracle_reply(tree, SHORT)
+    assert verify_cell(cell(out), tree) == (True, "ok")
+
+
+def test_rate_limits_and_timeouts_retry_1_2_4(tree, cache, server, tmp_path):
+    cond = condition(tmp_path, request_timeout_s=1.0)
+    server.script({"status": 429}, {"hang": 2.5}, {"close": True}, {"content": oracle_reply(tree, SHORT)})
+    assert run(tree, cache, server, tmp_path / "o", "--condition", str(cond)) == 0
+    r = rec(tmp_path / "o")
+    assert [a.get("error") for a in r["attempts"]] == ["rate_limit", "timeout", "timeout", None]
+    assert [a.get("retry_after_s") for a in r["attempts"][:3]] == pytest.approx([0.001, 0.002, 0.004])
+    assert r["answer_state"] == "answered" and len(server.requests) == 4
+    assert r["retry_scale"] == 0.001
+
+
+def test_server_errors_retry_10_20_40_then_harness_error(tree, cache, server, tmp_path):
+    server.script({"status": 500}, {"status": 503}, {"status": 502}, {"status": 500},
+                  {"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert r["stop_reason"] == "harness_error" and r["answer_state"] is None
+    assert [a["retry_after_s"] for a in r["attempts"][:3]] == pytest.approx([0.01, 0.02, 0.04])
+    assert len(server.requests) == 4  # 1 + 3 retries, then the cell is missing
+    assert not (cell(out) / "answer.json").exists()
+    assert verify_cell(cell(out), tree)[0] is False
+    # resumable: a harness_error cell is run again, a finished cell is not
+    assert run(tree, cache, server, out) == 0
+    assert len(server.requests) == 5 and rec(out)["answer_state"] == "answered"
+    assert run(tree, cache, server, out) == 0
+    assert len(server.requests) == 5
+    assert run(tree, cache, server, out, "--force") == 0
+    assert len(server.requests) == 6
+
+
+def test_client_errors_are_not_retried(tree, cache, server, tmp_path):
+    server.script({"status": 401, "error": "bad key"})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert r["stop_reason"] == "harness_error" and "401" in r["error"] and len(server.requests) == 1
+
+
+def test_empty_reply_is_redrawn_within_the_budget(tree, cache, server, tmp_path):
+    server.script({"content": ""}, {"no_choices": True},
+                  {"content": "", "finish_reason": "length", "reasoning_content": "thinking..."},
+                  {"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert len(server.requests) == 4 and r["answer_state"] == "answered"
+    assert [a["visible"] for a in r["attempts"]] == [False, False, False, True]
+    assert r["protocol_complete"] is True  # the recorded answer did not hit the guard
+    assert all(request_sha256(hashed(q["body"])) == r["request_sha256"] for q in server.requests)
+
+
+def test_never_visible_is_no_answer_not_missing(tree, cache, server, tmp_path):
+    server.script(*[{"content": "  \n", "finish_reason": "length"}] * 4)
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert len(server.requests) == 4
+    assert r["stop_reason"] == "empty" and r["answer_state"] == "no_answer" and r["n_rows"] == 0
+    assert r["protocol_complete"] is False
+    assert json.loads((cell(out) / "answer.json").read_text()) == {"events": []}
+    assert verify_cell(cell(out), tree) == (True, "ok")
+
+
+def test_truncated_reply_is_not_protocol_complete(tree, cache, server, tmp_path):
+    full = oracle_reply(tree, SHORT, prose=False)
+    server.script({"content": full[: len(full) // 2], "finish_reason": "length"})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out, "--max-tokens", "100") == 0
+    r = rec(out)
+    assert server.requests[0]["body"]["max_tokens"] == 100
+    assert r["stop_reason"] == "length" and r["protocol_complete"] is False
+    assert r["answer_state"] == "no_answer" and r["n_json_blocks"] == 0 and len(server.requests) == 1
+    assert r["request_params"]["max_tokens"] == 100
+    assert verify_cell(cell(out), tree) == (True, "ok")
+
+
+def test_several_blocks_take_the_most_rows_ties_last(tree, cache, server, tmp_path):
+    row = '{"t": %d, "type": "move", "actor": "white", "where": "e4", "delta": "flat", "state": "even"}'
+    reply = ("```json\n{\"events\": []}\n```\n" + '{"events": [%s, %s]}\n' % (row % 1, row % 2)
+             + '{"events": [%s, %s]} trailing prose' % (row % 7, row % 8) + ' {"note": 1}')
+    server.script({"content": reply})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert r["n_json_blocks"] == 3 and r["n_rows"] == 2
+    assert [e["t"] for e in json.loads((cell(out) / "answer.json").read_text())["events"]] == [7, 8]
+
+
+def test_huge_reply(tree, cache, server, tmp_path):
+    row = {"t": 1.0, "type": "move", "actor": "white", "where": "e4", "delta": "flat", "state": "even"}
+    reply = "x" * 3_000_000 + json.dumps({"events": [row] * 20000})
+    server.script({"content": reply})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert r["n_rows"] == 20000 and (cell(out) / "reply.txt").stat().st_size == len(reply)
+
+
+def test_body_over_the_cap_raises_jpeg_q_stepwise(tree, cache, server, tmp_path):
+    # find the body size at q4 and q5, then cap between q5 and q4 - so q5 is the first that fits
+    sizes = {}
+    for q in (4, 5, 6):
+        out = tmp_path / f"q{q}"
+        server.script({"content": "{}"})
+        run(tree, cache, server, out, "--jpeg-q", str(q))
+        sizes[q] = rec(out)["body_bytes"]
+    assert sizes[4] > sizes[5] > sizes[6]
+    cond = condition(tmp_path, body_cap_bytes=sizes[6] + 1)
+    n0 = len(server.requests)
+    out = tmp_path / "capped"
+    assert run(tree, cache, server, out, "--condition", str(cond)) == 0
+    r = rec(out)
+    assert len(server.requests) == n0 + 1  # nothing over the cap is ever sent
+    assert server.requests[-1]["raw_bytes"] <= sizes[6] + 1
+    assert r["sampling"]["jpeg_q"] == 6
+    assert [(d["kind"], d["from"], d["to"]) for d in r["degradations"]] == [("jpeg_q", 4, 5), ("jpeg_q", 5, 6)]
+    assert r["degraded"] is True
+    assert verify_cell(cell(out), tree) == (True, "ok")
+    # an operator --jpeg-q is a recorded degradation too
+    assert rec(tmp_path / "q5")["degradations"][0]["kind"] == "jpeg_q"
+    # at the condition's maximum the cell is missing, not silently oversized
+    cond = condition(tmp_path, body_cap_bytes=1000, jpeg_q_fallback={"step": 2, "max": 8})
+    out = tmp_path / "toobig"
+    assert run(tree, cache, server, out, "--condition", str(cond)) == 0
+    r = rec(out)
+    assert r["stop_reason"] == "harness_error" and "maximum" in r["error"]
+    assert [d["to"] for d in r["degradations"]] == [6, 8]
+
+
+def test_http_413_raises_jpeg_q(tree, cache, server, tmp_path):
+    server.script({"status": 413, "error": "Request Entity Too Large"}, {"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert r["answer_state"] == "answered" and r["sampling"]["jpeg_q"] == 5
+    a, b = (images(q["body"]) for q in server.requests)
+    assert len(a) == len(b) == 12 and sum(map(len, b)) < sum(map(len, a))
+
+
+def test_provider_image_cap_drops_frames_uniformly(tree, cache, server, tmp_path):
+    def provider(body):  # a provider that takes at most 250 images per request
+        n = len(images(body))
+        if n > 250:
+            return {"status": 400, "error": f"Too many images in request: {n}, maximum allowed: 250"}
+        return {"content": oracle_reply(tree, LONG if n > 12 else SHORT)}
+
+    server.default = provider
+    out = tmp_path / "o"
+    assert runner.main(["--model", "m", "--base-url", server.base_url, "--out", str(out), "--tasks-root",
+                        str(tree), "--cache-dir", str(cache), "--no-progress"]) == 0
+    r = rec(out, LONG)
+    counts = sorted(len(images(q["body"])) for q in server.requests)
+    assert counts == [12, 250, 256]
+    assert r["frames_used"] == 250 and r["sampling"]["max_frames"] == 250
+    assert r["fps_eff"] == pytest.approx(250 / 300.5)
+    assert r["t1_recall_ceiling"] == pytest.approx(min(1, 6 * 250 / 300.5))
+    assert r["degradations"][0]["kind"] == "max_frames" and r["degradations"][0]["to"] == 250
+    assert rec(out, SHORT)["degradations"] == []
+    ts = json.loads((cell(out, LONG) / "receipt.json").read_text())["video_ts"]
+    assert ts[1] == pytest.approx(300.5 / 250) and ts[-1] == pytest.approx(300.5 * 249 / 250)
+    assert verify_cell(cell(out, LONG), tree) == (True, "ok")
+
+
+def test_long_match_grid_and_ceiling(tree, cache, server, tmp_path):
+    server.script({"content": oracle_reply(tree, LONG)})
+    out = tmp_path / "o"
+    assert runner.main(["--model", "m", "--base-url", server.base_url, "--out", str(out), "--tasks-root",
+                        str(tree), "--cache-dir", str(cache), "--no-progress", "--games", "chess",
+                        "--workers", "2"]) == 0
+    r = rec(out, LONG)
+    assert r["frames_used"] == 256 and r["fps_eff"] == pytest.approx(256 / 300.5)
+    assert r["t1_recall_ceiling"] == pytest.approx(min(1, 6 * 256 / 300.5))
+    assert sorted(len(images(q["body"])) for q in server.requests) == [12, 256]
+    assert rec(out, SHORT)["frames_used"] == 12
+
+
+def test_mp4_transport(tree, cache, server, tmp_path):
+    cond = condition(tmp_path, transport={"kind": "mp4", "image_detail": None})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out, "--condition", str(cond)) == 0
+    body = server.requests[0]["body"]
+    parts = body["messages"][0]["content"]
+    assert [p["type"] for p in parts] == ["text", "video_url"]
+    url = parts[1]["video_url"]["url"]
+    assert url.startswith("data:video/mp4;base64,")
+    mp4 = tmp_path / "sent.mp4"
+    mp4.write_bytes(base64.b64decode(url.split(",", 1)[1]))
+    n = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                        "stream=nb_read_frames,r_frame_rate", "-of", "json", str(mp4)],
+                       capture_output=True, text=True, check=True)
+    st = json.loads(n.stdout)["streams"][0]
+    assert st["nb_read_frames"] == "12" and st["r_frame_rate"] == "1/1"
+    r = rec(out)
+    receipt = json.loads((cell(out) / "receipt.json").read_text())
+    assert receipt["mp4_sha256"] == hashlib.sha256(mp4.read_bytes()).hexdigest()
+    ref = json.loads(json.dumps(body))
+    ref["messages"][0]["content"][1]["video_url"]["url"] = MP4_REF + ",".join(f["sha256"] for f in receipt["frames"])
+    assert request_sha256(ref) == r["request_sha256"]
+    assert verify_cell(cell(out), tree) == (True, "ok")
+
+
+def test_verify_cell_refuses_tampered_cells(tree, cache, server, tmp_path):
+    server.script({"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    c = cell(out)
+    assert verify_cell(c, tree) == (True, "ok")
+    pristine = {p.name: p.read_bytes() for p in c.iterdir()}
+
+    def restore():
+        for name, data in pristine.items():
+            (c / name).write_bytes(data)
+
+    def edit(name, fn):
+        doc = json.loads((c / name).read_text())
+        fn(doc)
+        (c / name).write_text(json.dumps(doc))
+
+    cases = [
+        ("answer.json", lambda d: d["events"].pop(), "answer.json is not the answer"),
+        ("run.json", lambda d: d["request_params"].update(model="other"), "request hash mismatch"),
+        ("run.json", lambda d: d.update(request_sha256="0" * 64), "request hash mismatch"),
+        ("receipt.json", lambda d: d["frames"][3].update(sha256="f" * 64), "request hash mismatch"),
+        ("receipt.json", lambda d: d.update(video_ts=[t + 0.5 for t in d["video_ts"]]), "video_ts"),
+        ("run.json", lambda d: d.update(condition_sha256="ab" * 32), "condition"),
+        ("run.json", lambda d: d["sampling"].update(jpeg_q=6), "no degradation is recorded"),
+    ]
+    for name, fn, why in cases:
+        edit(name, fn)
+        ok, reason = verify_cell(c, tree)
+        assert not ok and why in reason, (name, reason)
+        restore()
+    assert verify_cell(c, tree) == (True, "ok")
+    # the instruction the case now has differs from the one delivered
+    tree2 = tmp_path / "tree2"
+    import shutil
+    shutil.copytree(tree, tree2)
+    p = tree2 / "chess" / "instruction.md"
+    p.write_text(p.read_text() + "\nExtra line.\n")
+    ok, reason = verify_cell(c, tree2)
+    assert not ok and "instruction digest" in reason
+
+
+def test_runner_refuses_mixing_models_in_one_out(tree, cache, server, tmp_path):
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    rc = runner.main(["--model", "another", "--base-url", server.base_url, "--out", str(out), "--tasks-root",
+                      str(tree), "--cache-dir", str(cache), "--no-progress", "--limit", "1"])
+    assert rc == 2 and len(server.requests) == 1
+
+
+def test_missing_media_is_harness_error(tree, cache, server, tmp_path):
+    import shutil
+    t2 = tmp_path / "t"
+    shutil.copytree(tree, t2)
+    (t2 / "chess" / "media" / f"{SHORT}.mp4").unlink()
+    out = tmp_path / "o"
+    assert run(t2, cache, server, out) == 0
+    r = rec(out)
+    assert r["stop_reason"] == "harness_error" and "missing" in r["error"] and not server.requests

@@ -1,0 +1,151 @@
+"""One Protocol A cell, start to finish: stills -> prompt -> one request -> answer + records.
+
+Shared by the native runner (stills sampled on the host, cached) and the Harbor agent (stills
+sampled inside the offline container, copied out); only `frames_for` differs.  Writes into
+`out_dir`:
+
+    answer.json    the extracted answer; {"events": []} when the reply holds none (no_answer)
+    run.json       the run record (docs/PROTOCOLS.md lists every key)
+    prompt.txt     the text part of the request, byte for byte
+    reply.txt      the visible reply, byte for byte (reasoning.txt: a reasoning channel, if any)
+    receipt.json   media receipt: media digest, grid, video_ts, every still's SHA-256 and size,
+                   jpeg_q, fallbacks, request and condition digests
+
+A call that never got a reply writes run.json with stop_reason "harness_error" and no answer.json:
+the cell is missing, never 0.0.  Files a previous run of the cell left are removed first, so a run
+that dies early can never be scored on its predecessor's answer.
+"""
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from os import PathLike
+from pathlib import Path
+from typing import Any, Callable
+
+import openai
+
+from video_arena.core import answer_candidates, extract_answer, protocol_a_prompt, text_digest
+from video_arena.core.instruction import instruction_for
+from video_arena.core.tasks import ANSWER_ROOT_KEY
+from video_arena.protocol_a import grid as G
+from video_arena.protocol_a.condition import Condition, retry_scale
+from video_arena.protocol_a.engine import HarnessError, RequestOptions, run_request
+
+CELL_FILES = ("answer.json", "run.json", "prompt.txt", "reply.txt", "receipt.json", "reasoning.txt")
+RECEIPT_FORMAT = "video-arena-a-receipt/1"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def clear_cell(out_dir: Path) -> None:
+    for name in CELL_FILES:
+        p = out_dir / name
+        if p.exists():
+            p.unlink()
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def sampling_of(spec: G.GridSpec) -> dict[str, Any]:
+    return {"fps": spec.fps, "jpeg_q": spec.jpeg_q, "max_frames": spec.max_frames,
+            "longest_side": spec.longest_side}
+
+
+def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI, game: str | None,
+                 case_id: str | None, instruction_path: str | PathLike, frames_for: G.FrameSet | Any,
+                 out_dir: str | PathLike, runner: str, jpeg_q: int | None = None,
+                 max_frames: int | None = None, log: Callable[[str], None] = lambda s: None,
+                 extra_record: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Run one cell; return its run record (also written to out_dir/run.json)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    clear_cell(out)
+    started, t0 = _now(), time.monotonic()
+    base = cond.grid()
+    spec = cond.grid(jpeg_q=jpeg_q, max_frames=max_frames)
+    degradations: list[dict[str, Any]] = []
+    if spec.jpeg_q != base.jpeg_q:
+        degradations.append({"kind": "jpeg_q", "from": base.jpeg_q, "to": spec.jpeg_q, "why": "set by the operator"})
+    if spec.max_frames != base.max_frames:
+        degradations.append({"kind": "max_frames", "from": base.max_frames, "to": spec.max_frames,
+                             "why": "set by the operator"})
+
+    record: dict[str, Any] = {
+        "protocol": "A", "runner": runner, "model": opts.model, "game": game, "case_id": case_id,
+        "condition": cond.name, "condition_sha256": cond.sha256, "tolerance_s": cond.tolerance_s,
+        "transport": cond.transport, "request_timeout_s": cond.request_timeout_s,
+        "reasoning_effort": opts.reasoning_effort,
+        "enable_thinking": opts.enable_thinking, "request_params": opts.record(),
+        "started_at": started,
+    }
+    if retry_scale() != 1.0:
+        record["retry_scale"] = retry_scale()
+    record.update(extra_record or {})
+    instruction_sha = None
+    try:
+        instruction_sha = text_digest(instruction_for("video", instruction_path))
+        record["instruction_sha256"] = instruction_sha
+
+        def prompt_for(frames: G.FrameSet) -> str:
+            return protocol_a_prompt(instruction_path, frames.plan.ts_floats())
+
+        oc = run_request(client, cond, opts, prompt_for, frames_for, spec, degradations, log=log)
+    except (HarnessError, G.GridError, OSError, ValueError) as exc:
+        record.update({
+            "stop_reason": "harness_error", "answer_state": None, "error": f"{type(exc).__name__}: {exc}",
+            "attempts": getattr(exc, "attempts", []), "degradations": getattr(exc, "degradations", degradations),
+            "protocol_complete": False, "n_rows": None, "wall_s": round(time.monotonic() - t0, 3),
+            "finished_at": _now(),
+        })
+        _write_json(out / "run.json", record)
+        return record
+
+    frames, plan = oc.frames, oc.frames.plan
+    prompt = protocol_a_prompt(instruction_path, plan.ts_floats())
+    (out / "prompt.txt").write_text(prompt, encoding="utf-8")
+    (out / "reply.txt").write_text(oc.reply, encoding="utf-8")
+    if oc.reasoning:
+        (out / "reasoning.txt").write_text(oc.reasoning, encoding="utf-8")
+
+    answer = extract_answer(oc.reply)
+    n_blocks = len(answer_candidates(oc.reply))
+    if answer is None:
+        answer_doc: dict[str, Any] = {ANSWER_ROOT_KEY: []}
+        state = "no_answer"
+    else:
+        answer_doc, state = answer, "answered"
+    if not oc.visible:
+        stop = "empty"
+    else:
+        stop = oc.finish_reason or "unknown"
+    fps_eff = float(plan.fps_eff)
+    record.update({
+        "stop_reason": stop, "finish_reason": oc.finish_reason, "answer_state": state,
+        "n_rows": len(answer_doc[ANSWER_ROOT_KEY]), "n_json_blocks": n_blocks,
+        "frames_used": plan.n, "fps_eff": fps_eff,
+        "t1_recall_ceiling": G.recall_ceiling(plan.fps_eff, cond.tolerance_s),
+        "duration_s": float(frames.media.duration),
+        "usage": oc.usage, "request_sha256": oc.request_sha256, "body_bytes": oc.body_bytes,
+        "protocol_complete": not oc.hit_max_tokens, "degraded": bool(oc.degradations),
+        "degradations": oc.degradations, "sampling": sampling_of(oc.spec),
+        "attempts": oc.attempts, "n_attempts": len(oc.attempts),
+        "wall_s": round(time.monotonic() - t0, 3), "finished_at": _now(),
+    })
+    receipt = {
+        "format": RECEIPT_FORMAT, "game": game, "case_id": case_id, "runner": runner,
+        **frames.receipt(), "sampling": sampling_of(oc.spec), "transport": cond.transport,
+        "mp4_sha256": oc.mp4_sha256, "fallbacks": oc.degradations,
+        "request_sha256": oc.request_sha256, "condition_sha256": cond.sha256,
+    }
+    _write_json(out / "receipt.json", receipt)
+    _write_json(out / "answer.json", answer_doc)
+    _write_json(out / "run.json", record)
+    return record

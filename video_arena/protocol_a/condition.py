@@ -1,0 +1,189 @@
+"""The Protocol A condition file: one versioned JSON file = one measurement condition.
+
+It fixes the grid, the tolerance, the generation settings (max_tokens 48000, temperature 0), the
+retry schedule, the transport (ordered image parts, or one lossless 1 FPS MP4) and the request-body
+cap.  Every run record carries the condition's digest (`condition_sha256`): SHA-256 of the file's
+canonical JSON (sorted keys, no whitespace), so re-indenting a file does not change it but any
+value does.  The versioned files live in `video_arena/protocol_a/conditions/`; `verify_cell` finds
+a cell's condition there by digest (or in `<out>/conditions/<digest>.json`, where the runner keeps
+a copy of a custom `--condition` file).
+
+Test-only: `VA_A_RETRY_SCALE` (a float) multiplies every retry delay.  It exists so the retry tests
+run in milliseconds; it never changes a request, and a run record notes any scale other than 1.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from video_arena.digests import sha256_bytes
+from video_arena.protocol_a.grid import GridSpec
+
+CONDITIONS_DIR = Path(__file__).resolve().parent / "conditions"
+DEFAULT_CONDITION = CONDITIONS_DIR / "video-arena-a-v1.json"
+FORMAT = "video-arena-condition/1"
+RETRY_SCALE_ENV = "VA_A_RETRY_SCALE"  # test-only
+TRANSPORTS = ("image_parts", "mp4")
+
+
+class ConditionError(ValueError):
+    pass
+
+
+def canonical_json(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class Condition:
+    doc: dict[str, Any]
+    sha256: str
+    source: str
+
+    # -- accessors -------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return f"{self.doc['name']}-v{self.doc['version']}"
+
+    def grid(self, jpeg_q: int | None = None, max_frames: int | None = None) -> GridSpec:
+        g = self.doc["grid"]
+        return GridSpec(fps=float(g["fps"]), max_frames=int(max_frames or g["max_frames"]),
+                        longest_side=int(g["longest_side"]), jpeg_q=int(jpeg_q or g["jpeg_q"]))
+
+    @property
+    def tolerance_s(self) -> float:
+        return float(self.doc["tolerance_s"])
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self.doc["generation"]["max_tokens"])
+
+    @property
+    def max_tokens_param(self) -> str:
+        return self.doc["generation"].get("max_tokens_param", "max_tokens")
+
+    @property
+    def temperature(self) -> float | None:
+        return self.doc["generation"].get("temperature")
+
+    @property
+    def transport(self) -> str:
+        return self.doc["transport"]["kind"]
+
+    @property
+    def image_detail(self) -> str | None:
+        return self.doc["transport"].get("image_detail")
+
+    @property
+    def system_prompt(self) -> str | None:
+        return self.doc.get("prompt", {}).get("system_prompt")
+
+    @property
+    def request_timeout_s(self) -> float:
+        return float(self.doc["request_timeout_s"])
+
+    @property
+    def body_cap_bytes(self) -> int | None:
+        cap = self.doc.get("body_cap_bytes")
+        return int(cap) if cap else None
+
+    @property
+    def jpeg_q_step(self) -> int:
+        return int(self.doc.get("jpeg_q_fallback", {}).get("step", 1))
+
+    @property
+    def jpeg_q_max(self) -> int:
+        return int(self.doc.get("jpeg_q_fallback", {}).get("max", 31))
+
+    @property
+    def max_retries(self) -> int:
+        return int(self.doc["retry"]["max_retries"])
+
+    @property
+    def redraw_no_visible_answer(self) -> bool:
+        return bool(self.doc["retry"].get("redraw_no_visible_answer", True))
+
+    def retry_delay(self, kind: str, i: int) -> float:
+        """Seconds before retry i (0-based) of an error of `kind` ('rate_limit', 'timeout', 'server')."""
+        key = "server_error_s" if kind == "server" else "rate_limit_and_timeout_s"
+        sched = self.doc["retry"][key]
+        return float(sched[min(i, len(sched) - 1)]) * retry_scale()
+
+
+def retry_scale() -> float:
+    raw = os.environ.get(RETRY_SCALE_ENV, "").strip()
+    if not raw:
+        return 1.0
+    try:
+        v = float(raw)
+    except ValueError as exc:
+        raise ConditionError(f"${RETRY_SCALE_ENV}={raw!r} is not a number") from exc
+    if v < 0:
+        raise ConditionError(f"${RETRY_SCALE_ENV} must be >= 0")
+    return v
+
+
+def validate(doc: dict[str, Any], source: str = "<condition>") -> None:
+    def need(cond: bool, msg: str):
+        if not cond:
+            raise ConditionError(f"{source}: {msg}")
+
+    need(isinstance(doc, dict) and doc.get("format") == FORMAT, f"format must be {FORMAT!r}")
+    need(doc.get("protocol") == "A", "protocol must be 'A'")
+    for key in ("name", "version", "grid", "tolerance_s", "generation", "transport", "retry",
+                "request_timeout_s"):
+        need(key in doc, f"missing key {key!r}")
+    g = doc["grid"]
+    try:
+        GridSpec(fps=float(g["fps"]), max_frames=int(g["max_frames"]),
+                 longest_side=int(g["longest_side"]), jpeg_q=int(g["jpeg_q"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConditionError(f"{source}: bad grid: {exc}") from exc
+    need(float(doc["tolerance_s"]) > 0, "tolerance_s must be > 0")
+    gen = doc["generation"]
+    need(int(gen.get("max_tokens", 0)) > 0, "generation.max_tokens must be > 0")
+    need(gen.get("max_tokens_param", "max_tokens") in ("max_tokens", "max_completion_tokens"),
+         "generation.max_tokens_param must be max_tokens or max_completion_tokens")
+    need(doc["transport"].get("kind") in TRANSPORTS, f"transport.kind must be one of {TRANSPORTS}")
+    r = doc["retry"]
+    need(int(r.get("max_retries", -1)) >= 0, "retry.max_retries must be >= 0")
+    for key in ("rate_limit_and_timeout_s", "server_error_s"):
+        need(isinstance(r.get(key), list) and r[key] and all(float(x) >= 0 for x in r[key]),
+             f"retry.{key} must be a non-empty list of delays")
+    need(float(doc["request_timeout_s"]) > 0, "request_timeout_s must be > 0")
+    fb = doc.get("jpeg_q_fallback", {"step": 1, "max": 31})
+    need(int(fb.get("step", 1)) >= 1 and int(g["jpeg_q"]) <= int(fb.get("max", 31)) <= 31,
+         "jpeg_q_fallback: step >= 1 and jpeg_q <= max <= 31")
+
+
+def load_condition(path: str | os.PathLike | None = None) -> Condition:
+    p = Path(path) if path else DEFAULT_CONDITION
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConditionError(f"cannot read condition file {p}: {exc}") from exc
+    validate(doc, str(p))
+    return Condition(doc=doc, sha256=sha256_bytes(canonical_json(doc)), source=str(p))
+
+
+def versioned_conditions() -> list[Path]:
+    return sorted(CONDITIONS_DIR.glob("*.json"))
+
+
+def find_condition(sha256: str, extra_dirs: list[Path] | tuple = ()) -> Condition | None:
+    """The condition whose digest is `sha256`: the versioned files first, then `extra_dirs`."""
+    for d in extra_dirs:
+        p = Path(d) / f"{sha256}.json"
+        if p.is_file():
+            c = load_condition(p)
+            if c.sha256 == sha256:
+                return c
+    for p in versioned_conditions():
+        c = load_condition(p)
+        if c.sha256 == sha256:
+            return c
+    return None

@@ -1,0 +1,132 @@
+"""Provenance of a Protocol A answer (seed 003, "How an answer is tied to its request").
+
+Each cell records `request_sha256`: the SHA-256 of its request with every still replaced by the
+still's own SHA-256 (engine.reference_body).  `verify_cell` rebuilds that request from
+
+  * the condition file, found by the recorded `condition_sha256` among the versioned conditions
+    (video_arena/protocol_a/conditions/) or the copy the runner keeps in <out>/conditions/,
+  * the case: the game's instruction in the tasks tree, rendered for Protocol A,
+  * the receipt: the video_ts and the still digests,
+  * the request options the run record holds (model, max_tokens, reasoning effort, extra body),
+
+and refuses the cell (ok=False, reason) when anything disagrees: the rebuilt hash, the instruction
+digest, the grid timestamps, the prompt text, or the answer (which must be what the extractor takes
+from the recorded reply).  The scorer calls it for every Protocol A cell.
+"""
+from __future__ import annotations
+
+import json
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from video_arena.core import extract_answer, protocol_a_prompt, resolve, text_digest
+from video_arena.core.instruction import instruction_for
+from video_arena.core.tasks import ANSWER_ROOT_KEY
+from video_arena.protocol_a import grid as G
+from video_arena.protocol_a.condition import find_condition
+from video_arena.protocol_a.engine import RequestOptions, reference_body, request_sha256
+
+__all__ = ["rebuild_request_sha256", "verify_cell", "request_sha256", "reference_body"]
+
+
+def _load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def rebuild_request_sha256(cell_dir: str | PathLike, tasks_root: str | PathLike | None = None,
+                           instruction_path: str | PathLike | None = None) -> tuple[str, dict[str, Any]]:
+    """(rebuilt request hash, details) for a cell; raises ValueError when it cannot be rebuilt."""
+    cell = Path(cell_dir)
+    run, receipt = _load(cell / "run.json"), _load(cell / "receipt.json")
+    cond = find_condition(run["condition_sha256"], extra_dirs=[cell.parent.parent / "conditions"])
+    if cond is None:
+        raise ValueError(f"condition {run['condition_sha256'][:12]} is not a versioned condition file")
+    if instruction_path is None:
+        instruction_path = resolve(run["game"], run["case_id"], tasks_root)["instruction"]
+    ts = receipt["video_ts"]
+    prompt = protocol_a_prompt(instruction_path, ts)
+    shas = [f["sha256"] for f in receipt["frames"]]
+    body = reference_body(cond, RequestOptions.from_record(run["request_params"]), prompt, shas)
+    return request_sha256(body), {"condition": cond, "prompt": prompt, "instruction_path": instruction_path}
+
+
+def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = None) -> tuple[bool, str]:
+    """Check one Protocol A cell folder against the condition file and the case; (ok, reason)."""
+    cell = Path(cell_dir)
+    try:
+        run = _load(cell / "run.json")
+    except (OSError, json.JSONDecodeError) as exc:
+        return False, f"no readable run.json: {exc}"
+    if run.get("protocol") != "A":
+        return False, f"not a Protocol A cell (protocol {run.get('protocol')!r})"
+    if run.get("stop_reason") == "harness_error":
+        return False, "harness_error: the call never got a reply (missing, not scored)"
+    problems: list[str] = []
+    try:
+        receipt = _load(cell / "receipt.json")
+        rebuilt, det = rebuild_request_sha256(cell, tasks_root)
+    except (OSError, KeyError, ValueError, LookupError, json.JSONDecodeError) as exc:
+        return False, f"cannot rebuild the request: {type(exc).__name__}: {exc}"
+    cond = det["condition"]
+
+    if rebuilt != run.get("request_sha256"):
+        problems.append(f"request hash mismatch: recorded {str(run.get('request_sha256'))[:12]}, "
+                        f"rebuilt {rebuilt[:12]}")
+    if receipt.get("request_sha256") != run.get("request_sha256"):
+        problems.append("receipt and run record carry different request hashes")
+    delivered = text_digest(instruction_for("video", det["instruction_path"]))
+    if run.get("instruction_sha256") != delivered:
+        problems.append("instruction digest differs from the case's instruction rendered for Protocol A")
+    # the grid: the recorded timestamps must be the condition's grid for this duration
+    try:
+        s = run["sampling"]
+        base = cond.grid()
+        if s["longest_side"] != base.longest_side or s["jpeg_q"] < base.jpeg_q or s["max_frames"] > base.max_frames:
+            problems.append(f"sampling {s} is not the condition's grid or a recorded degradation of it")
+        degraded_keys = {d.get("kind") for d in run.get("degradations", [])}
+        if s["jpeg_q"] != base.jpeg_q and "jpeg_q" not in degraded_keys:
+            problems.append("jpeg_q differs from the condition but no degradation is recorded")
+        if s["max_frames"] != base.max_frames and "max_frames" not in degraded_keys:
+            problems.append("max_frames differs from the condition but no degradation is recorded")
+        spec = cond.grid(jpeg_q=s["jpeg_q"], max_frames=s["max_frames"])
+        times, fps_eff = G.grid_times(str(receipt["media"]["duration_s"]), spec)
+        ts = receipt["video_ts"]
+        if len(ts) != len(times) or any(abs(a - float(b)) > 1e-6 for a, b in zip(ts, times)):
+            problems.append("video_ts is not the condition's grid for the recorded duration")
+        if len(receipt["frames"]) != len(ts) or run.get("frames_used") != len(ts):
+            problems.append("frame count differs between receipt, video_ts and run record")
+    except (KeyError, TypeError, ValueError) as exc:
+        problems.append(f"malformed sampling record: {exc!r}")
+    prompt_file = cell / "prompt.txt"
+    if prompt_file.is_file() and prompt_file.read_text(encoding="utf-8") != det["prompt"]:
+        problems.append("prompt.txt differs from the rebuilt prompt")
+    # the answer must be the one the extractor takes from the recorded reply
+    try:
+        reply = (cell / "reply.txt").read_text(encoding="utf-8")
+        expected = extract_answer(reply) or {ANSWER_ROOT_KEY: []}
+        answer = _load(cell / "answer.json")
+        if answer != expected:
+            problems.append("answer.json is not the answer extracted from reply.txt")
+        if run.get("answer_state") != ("answered" if extract_answer(reply) is not None else "no_answer"):
+            problems.append("answer_state disagrees with reply.txt")
+    except (OSError, json.JSONDecodeError) as exc:
+        problems.append(f"answer/reply not readable: {exc}")
+    media_sha = _case_media_sha(run, tasks_root)
+    if media_sha and media_sha != receipt.get("media", {}).get("sha256"):
+        problems.append("the stills were sampled from other media than the case's (media sha256 differs)")
+    return (not problems), ("ok" if not problems else "; ".join(problems))
+
+
+def _case_media_sha(run: dict[str, Any], tasks_root) -> str | None:
+    try:
+        case = resolve(run["game"], run["case_id"], tasks_root)["case"]
+    except (LookupError, OSError, ValueError):
+        return None
+    for key in ("media_sha256", "sha256"):
+        if isinstance(case.get(key), str):
+            return case[key]
+    media = case.get("media")
+    if isinstance(media, dict) and isinstance(media.get("sha256"), str):
+        return media["sha256"]
+    return None
