@@ -23,7 +23,9 @@ def _py(code: str, **kw) -> subprocess.Popen:
     kw.setdefault("start_new_session", True)
     kw.setdefault("cwd", "/")
     kw.setdefault("env", {})
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, **kw)
+    # bufsize=0: readline() on a raw pipe reads byte by byte, so a second line that arrived together
+    # with the first stays in the pipe, where select() in _line() can see it.
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, bufsize=0, **kw)
 
 
 def _line(p: subprocess.Popen) -> str:

@@ -26,6 +26,7 @@ The rules (DESIGN.md "Aggregation", seed 000 "Reporting a comparable number", do
 """
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import zlib
@@ -465,7 +466,7 @@ def _public_overall(o: dict[str, Any]) -> dict[str, Any]:
 def load_verifier(tasks_root: Path) -> Callable[[Path], tuple[bool, str]]:
     """video_arena.protocol_a.provenance.verify_cell bound to a tasks root (imported lazily)."""
     try:
-        from video_arena.protocol_a import provenance  # type: ignore[attr-defined]
+        provenance = importlib.import_module("video_arena.protocol_a.provenance")
     except ImportError as exc:
         raise ScoringInputError(
             f"--verify-requests needs video_arena.protocol_a.provenance.verify_cell, which does not "
