@@ -11,3 +11,12 @@ def J():
     """The judge module, loaded from judge/judge.py exactly as the scorer loads it."""
     from video_arena.scoring.judge_loader import load_judge
     return load_judge()
+
+
+@pytest.fixture(scope="module")
+def no_tasks_env():
+    """A test module's own tasks tree is the tasks and media root, whatever the shell exports."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("VA_MEDIA_ROOT", raising=False)
+        mp.delenv("VA_TASKS_ROOT", raising=False)
+        yield

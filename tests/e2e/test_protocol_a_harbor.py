@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import subprocess
 from pathlib import Path
 

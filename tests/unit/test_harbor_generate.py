@@ -27,13 +27,7 @@ CASES = ("Fx7kQ2aB", "Gm4pR9zT")
 TEMPLATES = paths.REPO_ROOT / "harbor_templates"
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _no_media_env():
-    """The fixture tree is the media root here, whatever the developer's shell exports."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VA_MEDIA_ROOT", raising=False)
-        mp.delenv("VA_TASKS_ROOT", raising=False)
-        yield
+pytestmark = pytest.mark.usefixtures("no_tasks_env")
 
 
 def gen(out: Path, *extra: str) -> int:

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,13 +17,7 @@ TREE = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tree"
 HAS_COMPOSE = V.compose_available()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _no_media_env():
-    """The fixture tree is the media root here, whatever the developer's shell exports."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VA_MEDIA_ROOT", raising=False)
-        mp.delenv("VA_TASKS_ROOT", raising=False)
-        yield
+pytestmark = pytest.mark.usefixtures("no_tasks_env")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 video, scaling, JPEG settings, and the stills cache."""
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 from fractions import Fraction

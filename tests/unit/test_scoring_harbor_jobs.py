@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from video_arena.paths import REPO_ROOT
 from video_arena.scoring import cli
 from video_arena.scoring import harbor_jobs as HJ
 from video_arena.scoring import scorer as S
@@ -24,17 +23,7 @@ from video_arena.scoring.judge_loader import load_judge
 
 J = load_judge()
 
-SPEC = {"game": "chess", "sides": ["white", "black"],
-        "event_types": ["move", "capture", "castle", "promotion", "check", "checkmate"],
-        "delta_labels": ["up", "down", "flat"], "state_labels": ["white", "black", "even"], "band": 0.05}
-GAME_TOML = (REPO_ROOT / "video_arena" / "games" / "chess" / "game.toml").read_text(encoding="utf-8")
-EVENTS = [
-    {"t": 10.0, "type": "move", "actor": "white", "where": "e4", "delta": "flat", "state": "even", "v_before": 0.5, "v_after": 0.52},
-    {"t": 20.0, "type": "move", "actor": "black", "where": "e5", "delta": "flat", "state": "even", "v_before": 0.52, "v_after": 0.5},
-    {"t": 30.0, "type": "capture", "actor": "white", "where": "d5", "delta": "up", "state": "white", "v_before": 0.5, "v_after": 0.7},
-    {"t": 40.0, "type": "check", "actor": "black", "where": "b4", "delta": "down", "state": "black", "v_before": 0.7, "v_after": 0.3},
-]
-FIELDS = ("t", "type", "actor", "where", "delta", "state")
+from scoring_helpers import EVENTS, FIELDS, GAME_TOML, SPEC  # noqa: E402
 ORACLE = {"events": [{k: e[k] for k in FIELDS} for e in EVENTS]}
 HALF = {"events": ORACLE["events"][:2]}                                  # every F1 2/3
 SHIFTED = {"events": [dict(r, t=r["t"] + 5) for r in ORACLE["events"]]}  # 0.0

@@ -266,7 +266,7 @@ def make_base_image(tag: str = LOCAL_BASE_TAG, mirror: str | None = None,
                               "(apt-get install debootstrap, or run scripts/setup.sh)")
     if os.geteuid() != 0:
         raise ImageBuildError("making the Debian base image with debootstrap needs root "
-                              f"(or docker load/pull an image and pass --base-image)")
+                              "(or docker load/pull an image and pass --base-image)")
     host_main, host_security = host_apt_mirrors()
     mirror = (mirror or host_main or DEFAULT_MIRROR).rstrip("/")
     security = (host_security or DEFAULT_SECURITY_MIRROR).rstrip("/")
