@@ -23,7 +23,7 @@ from video_arena.scoring.judge_loader import load_judge
 
 J = load_judge()
 
-from scoring_helpers import EVENTS, FIELDS, GAME_TOML, SPEC  # noqa: E402
+from scoring_helpers import EVENTS, FIELDS, GAME_TOML, gt_doc, make_tasks  # noqa: E402
 
 
 def oracle() -> dict:
@@ -38,26 +38,6 @@ def half() -> dict:
 def shifted() -> dict:
     """Every row 5 s late: no T1 pair; reward = t1 = 0, T2/T3 not computable."""
     return {"events": [dict(r, t=r["t"] + 5) for r in oracle()["events"]]}
-
-
-def gt_doc(game: str, case_id: str) -> dict:
-    return {"format": "video-arena-gt/1", "game": game, "case_id": case_id, "spec": dict(SPEC, game=game),
-            "duration_s": 50.0, "events": EVENTS, "v_series": [[0.0, 0.5]] + [[e["t"], e["v_after"]] for e in EVENTS],
-            "v_definition": "test", "record": {}}
-
-
-def make_tasks(root: Path, games: dict[str, int]) -> dict[str, list[str]]:
-    """A tasks tree with `n` cases per game (ids Case0001...), each with the four-event ground truth."""
-    ids = {}
-    for game, n in games.items():
-        d = root / game
-        (d / "gt").mkdir(parents=True)
-        (d / "game.toml").write_text(GAME_TOML.replace('name = "chess"', f'name = "{game}"'), encoding="utf-8")
-        ids[game] = [f"{game[:2].title()}Case{i:02d}"[:8].ljust(8, "x") for i in range(n)]
-        (d / "cases.json").write_text(json.dumps({"game": game, "cases": [{"case_id": c} for c in ids[game]]}))
-        for c in ids[game]:
-            (d / "gt" / f"{c}.json").write_text(json.dumps(gt_doc(game, c)))
-    return ids
 
 
 def cell(results: Path, game: str, case_id: str, answer: dict | bytes | None, *, protocol="B",

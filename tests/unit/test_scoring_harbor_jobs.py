@@ -23,34 +23,16 @@ from video_arena.scoring.judge_loader import load_judge
 
 J = load_judge()
 
-from scoring_helpers import EVENTS, FIELDS, GAME_TOML, SPEC  # noqa: E402
+from scoring_helpers import EVENTS, FIELDS, gt_doc, make_tasks  # noqa: E402
 ORACLE = {"events": [{k: e[k] for k in FIELDS} for e in EVENTS]}
 HALF = {"events": ORACLE["events"][:2]}                                  # every F1 2/3
 SHIFTED = {"events": [dict(r, t=r["t"] + 5) for r in ORACLE["events"]]}  # 0.0
 ZEROS = {"reward": 0.0, "t1_f1": 0.0, "t2_macro_acc": 0.0, "t3_macro_acc": 0.0}
 
 
-def gt_doc(game: str, case_id: str) -> dict:
-    return {"format": "video-arena-gt/1", "game": game, "case_id": case_id, "spec": dict(SPEC, game=game),
-            "duration_s": 50.0, "events": EVENTS, "v_series": [[0.0, 0.5]], "v_definition": "test", "record": {}}
-
-
 def rewards_of(answer: dict | None) -> dict:
     """What the dataset's verifier writes: the judge's reward_of (computed here, not typed in)."""
     return J.reward_of(J.judge(gt_doc("chess", "x"), None if answer is None else json.dumps(answer)))
-
-
-def make_tasks(root: Path, games: dict[str, int]) -> dict[str, list[str]]:
-    ids = {}
-    for game, n in games.items():
-        d = root / game
-        (d / "gt").mkdir(parents=True)
-        (d / "game.toml").write_text(GAME_TOML.replace('name = "chess"', f'name = "{game}"'), encoding="utf-8")
-        ids[game] = [f"{game[:2].title()}Case{i:02d}" for i in range(n)]
-        (d / "cases.json").write_text(json.dumps({"game": game, "cases": [{"case_id": c} for c in ids[game]]}))
-        for c in ids[game]:
-            (d / "gt" / f"{c}.json").write_text(json.dumps(gt_doc(game, c)))
-    return ids
 
 
 AGENT = {"name": "terminus-2", "import_path": None, "model_name": "openai/m1", "base_url": None,

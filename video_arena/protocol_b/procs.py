@@ -107,6 +107,16 @@ def _pids() -> list[int]:
         return []
 
 
+def _live_procs(skip: set[int]):
+    """(pid, stat) of every process that is alive (not a zombie) and not in `skip`."""
+    for pid in _pids():
+        if pid in skip:
+            continue
+        st = read_stat(pid)
+        if st is not None and st.state not in ("Z", "X", "x"):
+            yield pid, st
+
+
 def _link_inside(link: str, prefix: str) -> bool:
     try:
         target = os.readlink(link)
@@ -196,12 +206,7 @@ class CellProcesses:
             skip |= _ACTIVE_PIDS  # every cell's shepherd
         stats: dict[int, ProcStat] = {}
         found: dict[int, str] = {}
-        for pid in _pids():
-            if pid in skip:
-                continue
-            st = read_stat(pid)
-            if st is None or st.state in ("Z", "X", "x"):
-                continue
+        for pid, st in _live_procs(skip):
             stats[pid] = st
             if st.pgrp == self.pgid or st.sid == self.pgid:
                 found[pid] = "group"
@@ -284,12 +289,7 @@ def final_sweep(run_marker_prefix: str, marker_env: str, run_start_ticks: int) -
         found = []
         with _ACTIVE_LOCK:
             skip = {me} | _ACTIVE_PIDS
-        for pid in _pids():
-            if pid in skip:
-                continue
-            st = read_stat(pid)
-            if st is None or st.state in ("Z", "X", "x"):
-                continue
+        for pid, st in _live_procs(skip):
             hit = st.ppid == me and st.start_ticks >= run_start_ticks
             if not hit:
                 try:

@@ -477,12 +477,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
                     for c in ran if c.reward_mismatch],
     )
     system.harbor = facts
-    models = system.models()
-    if len([m for m in models if m != "none"]) > 1:
-        warnings.append(f"job mixes agents/models: {models} (their trials are averaged together)")
-    protos = system.protocols()
-    if len([p for p in protos if p != "none"]) > 1:
-        warnings.append(f"job mixes protocols: {protos}")
+    warnings.extend(S.mixing_warnings(system, "job"))
     if facts["changed_budget"]:
         warnings.append(f"the job changed the budget ({facts['changed_budget']}): not the benchmark's condition "
                         f"(docs/HARBOR.md)")

@@ -550,12 +550,7 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
                          no_case_games=no_case_games, judge_version=getattr(J, "JUDGE_VERSION", None)
                          or getattr(J, "__version__", None), n_boot=n_boot, seed=seed, warnings=warnings,
                          label=label or results.name)
-    models = system.models()
-    if len([m for m in models if m != "none"]) > 1:
-        warnings.append(f"results folder mixes models: {models}")
-    protos = system.protocols()
-    if len([p for p in protos if p != "none"]) > 1:
-        warnings.append(f"results folder mixes protocols: {protos}")
+    warnings.extend(mixing_warnings(system, "results folder"))
     for game, gs in games.items():
         shas = {c.instruction_sha256 for c in gs.cells if c.instruction_sha256 and c.status != STATUS_MISSING}
         if len(shas) > 1 and len({c.protocol for c in gs.cells if c.instruction_sha256}) == 1:
@@ -697,3 +692,16 @@ def passes_gates(cell, verifier, cell_dir, gt, gt_error) -> bool:
         cell.warnings.append(cell.reason)
         return False
     return True
+
+
+def mixing_warnings(system: "SystemScore", source: str) -> list[str]:
+    """Warnings for a results source (folder or Harbor job) whose cells come from several
+    models/agents or protocols: their cells are averaged together."""
+    out = []
+    models = [m for m in system.models() if m != "none"]
+    if len(models) > 1:
+        out.append(f"{source} mixes models/agents: {system.models()} (their cells are averaged together)")
+    protos = [p for p in system.protocols() if p != "none"]
+    if len(protos) > 1:
+        out.append(f"{source} mixes protocols: {system.protocols()}")
+    return out
