@@ -86,7 +86,7 @@ fi
 say "pip: video-arena installed in .venv/bin"
 
 # ---- 4. docker compose plugin ------------------------------------------------------------------
-say "docker: $(.venv/bin/video-arena docker link-compose)"
+say "docker: $(.venv/bin/video-arena docker install-compose)"
 if command -v docker >/dev/null; then
     say "docker: $(docker compose version 2>&1 | head -n1)"
 else

