@@ -390,11 +390,18 @@ def test_fuzz_judge_never_raises_on_any_answer(J, answer):
 # ---------------------------------------------------------------- the CLI, as Harbor's test.sh runs it
 
 def _py311():
-    for cand in ("python3.11", os.path.expanduser("~/.pyenv/versions/3.11.7/bin/python")):
-        try:
-            out = subprocess.run([cand, "--version"], capture_output=True, text=True)
-        except OSError:
-            continue
+    """A Python 3.11 (the Harbor image's version): python3.11 on PATH, else one that pyenv manages."""
+    import glob
+    import shutil
+    cands = [shutil.which("python3.11")]
+    try:
+        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        root = ""
+    if root:
+        cands += sorted(glob.glob(os.path.join(root, "versions", "3.11*", "bin", "python3.11")))
+    for cand in filter(None, cands):
+        out = subprocess.run([cand, "--version"], capture_output=True, text=True)
         if out.returncode == 0 and "3.11" in out.stdout + out.stderr:
             return cand
     return None
