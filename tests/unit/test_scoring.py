@@ -288,9 +288,13 @@ def test_cell_at_another_tolerance_is_refused_from_the_mean(tree, capsys):
     assert by[c[1]].status == "diagnostic" and "6 s tolerance" in by[c[1]].reason
     assert by[c[2]].status == "scored"
     assert g.n_scored == 2 and g.counts["diagnostic"] == 1 and g.means["reward"] == 1.0
-    assert cli.main([str(res), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "50"]) == 0
+    # a folder holding cells made for two tolerances is refused as mixed; --allow-mixed shows it
+    assert cli.main([str(res), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "50"]) == 2
+    err = capsys.readouterr().err
+    assert "tolerance_s: 3 s (1 cell) vs 6 s (1 cell)" in err or "tolerance_s: 6 s (1 cell) vs 3 s (1 cell)" in err
+    assert cli.main([str(res), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "50", "--allow-mixed"]) == 0
     out = capsys.readouterr().out
-    assert f"excluded chess/{c[1]}: diagnostic" in out
+    assert f"excluded chess/{c[1]}: diagnostic" in out and "DIAGNOSTIC (--allow-mixed)" in out
 
 
 def test_diagnostic_tolerance_run_is_labelled(tree, capsys):

@@ -45,38 +45,52 @@ def format_system(s: S.SystemScore) -> str:
     lines.append(f"  model(s): {models}   protocol(s): {protos}")
     if s.harbor is not None:
         lines += HJ.format_lines(s)
-    if s.diagnostic:
+    if s.tolerance_diagnostic:
         lines.append(f"  DIAGNOSTIC: scored at a {s.tolerance_s:g} s tolerance; not a benchmark score "
                      f"(the benchmark tolerance is {S.BENCHMARK_TOLERANCE_S:g} s)")
+    if s.mixed:
+        lines.append("  DIAGNOSTIC (--allow-mixed): these cells are not one measurement; never report this table "
+                     "as a benchmark number. They differ in:")
+        lines += [f"    {m}" for m in s.mixed]
+    bad = s.integrity_errors()
+    if bad:
+        lines.append(f"  INTEGRITY ERROR in {len(bad)} cell(s): not scored, not in any mean:")
+        lines += [f"    {c.game}/{c.case_id}: {c.reason}" for c in bad[:20]]
+    if s.exclude_flagged:
+        n = s.caveats()["excluded_flagged"]
+        lines.append(f"  --exclude-flagged: {n} audit-flagged cell(s) excluded (verdict not clean; counted in excl)")
     multi = any(gs.multi_attempt for gs in s.games.values())
     trials_hdr = f" {'trials':>7}" if multi else ""
     hdr = (f"  {'game':<11} {'scored':>7}{trials_hdr} {'0-row':>5} {'miss':>4} {'excl':>4} {'fmt':>3}  "
-           f"{'reward':>6} {'95% CI':<16}  {'t1_f1':>6}  {'t2_macro (n)':>13}  {'t3_macro (n)':>13}")
+           f"{'reward':>6} {'95% CI':<16}  {'t1_f1':>6}  {'t2_macro (n)':>13}  {'t3_macro (n)':>13}  {'t2|t3 zf':>11}")
     lines.append(hdr)
     lines.append("  " + "-" * (len(hdr) - 2))
     for g, gs in s.games.items():
         c = gs.counts
-        excl = c[S.STATUS_DIAGNOSTIC] + c[S.STATUS_UNVERIFIED]
+        excl = c["excluded"]
+        zf = f"{_f(gs.means['t2_zero_filled'])}|{_f(gs.means['t3_zero_filled'])}"
         t2 = f"{_f(gs.means['t2_macro_acc'])} ({gs.n['t2_macro_acc']})"
         t3 = f"{_f(gs.means['t3_macro_acc'])} ({gs.n['t3_macro_acc']})"
         trials = f" {f'{gs.n_scored}/{len(gs.cells)}':>7}" if multi else ""
         lines.append(f"  {g:<11} {f'{gs.n_scored_cases}/{gs.n_cases}':>7}{trials} {c['zero_rows']:>5} {c[S.STATUS_MISSING]:>4} "
                      f"{excl:>4} {c['format_error']:>3}  {_f(gs.means['reward']):>6} {_ci(gs.ci['reward']):<16}  "
-                     f"{_f(gs.means['t1_f1']):>6}  {t2:>13}  {t3:>13}")
+                     f"{_f(gs.means['t1_f1']):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
     o = s.overall()
     lines.append("  " + "-" * (len(hdr) - 2))
     n_g = len(o["games"])
     t2 = f"{_f(o['means']['t2_macro_acc'])} ({o['n_games']['t2_macro_acc']}g)"
     t3 = f"{_f(o['means']['t3_macro_acc'])} ({o['n_games']['t3_macro_acc']}g)"
     label = f"overall ({n_g} game{'s' if n_g != 1 else ''}: mean of game means)"
+    zf = f"{_f(o['means']['t2_zero_filled'])}|{_f(o['means']['t3_zero_filled'])}"
     lines.append(f"  {label:<{44 + len(trials_hdr)}} {_f(o['means']['reward']):>6} {_ci(o['ci95']['reward']):<16}  "
-                 f"{_f(o['means']['t1_f1']):>6}  {t2:>13}  {t3:>13}")
+                 f"{_f(o['means']['t1_f1']):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
+    lines += format_caveats(s)
     dropped = s.dropped_games()
     if dropped:
         lines.append("  dropped from the overall mean: " + "; ".join(f"{g} {why}" for g, why in dropped.items()))
     if s.no_case_games:
         lines.append(f"  no cases in the tasks tree: {', '.join(s.no_case_games)}")
-    excluded = [c for c in s.cells() if c.status in (S.STATUS_DIAGNOSTIC, S.STATUS_UNVERIFIED)]
+    excluded = [c for c in s.cells() if c.status in S.EXCLUDED]
     for c in excluded[:20]:
         lines.append(f"  excluded {c.game}/{c.case_id}: {c.status}: {c.reason}")
     if len(excluded) > 20:
@@ -88,8 +102,9 @@ def format_system(s: S.SystemScore) -> str:
             lines.append(f"    ... {len(s.warnings) - 20} more (see --json)")
     lines.append("  columns: scored = scored cases/n_cases; 0-row = scored answers with no rows (never_wrote, "
                  "deleted, no_answer, no_artifact, empty list, unreadable); miss = missing, not in the mean; excl = "
-                 "diagnostic/unverified, not in the mean; fmt = format errors (scored 0.0); t2/t3 over cells "
-                 "with >= 1 T1 match (n)")
+                 "diagnostic/unverified/flagged, not in the mean; fmt = format errors (scored 0.0); t2/t3 over "
+                 "cells with >= 1 T1 match (n), the headline; t2|t3 zf = the same with a no-match cell as 0.0 "
+                 "(Harbor's reward.json)")
     if multi:
         lines.append("  several attempts per case: trials = scored trials/trials; 0-row, miss, excl and fmt count "
                      "trials; a case's scored attempts are averaged first, then the cases (n and the CI are over "
@@ -100,9 +115,38 @@ def format_system(s: S.SystemScore) -> str:
     return "\n".join(lines)
 
 
+def _tally_str(t: dict[str, int]) -> str:
+    return ", ".join(f"{k} ({v})" for k, v in t.items()) or "-"
+
+
+def caveat_rows(s: S.SystemScore) -> list[tuple[str, dict[str, Any]]]:
+    return [(g, gs.caveats()) for g, gs in s.games.items()] + [("overall", s.caveats())]
+
+
+def format_caveats(s: S.SystemScore) -> list[str]:
+    """The caveat block under the table: per game and overall, the counts of scored cells that are not a
+    clean measurement (docs/SCORING.md, "Caveats")."""
+    hdr = (f"  {'caveats':<11} {'scored':>7} {'0-row':>5} {'degraded':>8} {'truncated':>9} {'multi-block':>11} "
+           f"{'audit':>5} {'recall ceil':>11}  reasoning effort")
+    out = [hdr, "  " + "-" * (len(hdr) - 2)]
+    for g, cv in caveat_rows(s):
+        scored = f"{cv['n_scored']}/{cv['n_cases']}"
+        out.append(f"  {g:<11} {scored:>7} {cv['zero_rows']:>5} "
+                   f"{cv['degraded']:>8} {cv['truncated']:>9} {cv['multi_block']:>11} {cv['audit_flagged']:>5} "
+                   f"{_f(cv['t1_recall_ceiling_mean']):>11}  {_tally_str(cv['reasoning_effort'])}")
+    out.append("  caveats count scored cells: degraded = run.json degraded/degradations, jpeg_q raised or fewer "
+               "stills than the grid; truncated = protocol_complete false; multi-block = n_json_blocks > 1; "
+               "audit = egress audit not clean (flagged/unaudited); recall ceil = mean t1_recall_ceiling")
+    return out
+
+
 def format_compare(cmp: dict[str, Any]) -> str:
     a, b = cmp["a"]["label"], cmp["b"]["label"]
     lines = [f"compare A = {a} ({cmp['a']['results']})  vs  B = {b} ({cmp['b']['results']})"]
+    if cmp.get("mixed"):
+        lines.append("  DIAGNOSTIC (--allow-mixed): the systems ran under different conditions on the shared "
+                     "games; not a comparison to report:")
+        lines += [f"    {m}" for m in cmp["mixed"]]
     shared = cmp["shared_games"]
     lines.append(f"  shared games (both scored): {', '.join(shared) if shared else 'none'}")
     if cmp["dropped_games"]:
@@ -145,10 +189,12 @@ def write_csv(path: Path, rows: list[dict[str, Any]], fields: list[str]) -> None
             w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
 
 
-CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "model", "stop_reason",
-               "answer_state", "zero_rows", "n_pred", "n_gt", "n_matched", "n_matched_strict", "reward",
-               "t1_f1", "t2_macro_acc", "t3_macro_acc", "format_error", "run_tolerance_s",
-               "instruction_current", "warnings"]
+CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "model", "reasoning_effort",
+               "stop_reason", "answer_state", "answer_check", "zero_rows", "n_pred", "n_gt", "n_matched",
+               "n_matched_strict", "reward", "t1_f1", "t2_macro_acc", "t3_macro_acc", "t2_zero_filled",
+               "t3_zero_filled", "format_error", "degraded", "degradations", "truncated", "n_json_blocks",
+               "multi_block", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",
+               "condition_sha256", "grid", "transport", "run_tolerance_s", "instruction_current", "warnings"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,6 +216,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Protocol A: exclude cells whose request hash does not rebuild from their condition file")
     ap.add_argument("--tolerance", type=float, default=S.BENCHMARK_TOLERANCE_S,
                     help="matching tolerance in s (default 3; anything else is labelled a DIAGNOSTIC)")
+    ap.add_argument("--allow-mixed", action="store_true",
+                    help="print a table whose cells differ in condition, model, protocol, tolerance or reasoning "
+                    "effort (refused otherwise), marked DIAGNOSTIC")
+    ap.add_argument("--exclude-flagged", action="store_true",
+                    help="leave out cells whose egress audit is not clean (Protocol B, Harbor agents); says how many")
+    ap.add_argument("--report", choices=("text", "md"), default="text",
+                    help="md: a Markdown report (table with n and 95%% intervals, caveats, conditions, chart)")
+    ap.add_argument("--report-out", metavar="OUT.md", help="with --report md: write it here (and the chart beside "
+                    "it, unless --plot names one) instead of printing it")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     return ap
 
@@ -182,15 +237,27 @@ def main(argv: list[str] | None = None) -> int:
     if a.bootstrap < 0:
         print("video-arena score: --bootstrap must be >= 0", file=sys.stderr)
         return 2
+    if a.report_out and a.report != "md":
+        print("video-arena score: --report-out needs --report md", file=sys.stderr)
+        return 2
     common = dict(tolerance=a.tolerance, n_boot=a.bootstrap, seed=a.seed, verify_requests=a.verify_requests,
-                  progress=False if a.quiet else None)
+                  progress=False if a.quiet else None, exclude_flagged=a.exclude_flagged)
     try:
         systems = [HJ.score_any(a.results, a.tasks_root, **common)]
         if a.compare:
             systems.append(HJ.score_any(a.compare, a.tasks_root, **common))
             if systems[0].label == systems[1].label:
                 systems[0].label, systems[1].label = "A:" + systems[0].label, "B:" + systems[1].label
-        comparison = S.compare(systems[0], systems[1]) if a.compare else None
+        for s in systems:
+            if s.mixed and not a.allow_mixed:
+                raise S.MixedError(f"REFUSED: {s.label} holds cells of more than one measurement "
+                                   f"(--allow-mixed prints it as a DIAGNOSTIC)", s.mixed)
+        comparison = S.compare(systems[0], systems[1], allow_mixed=a.allow_mixed) if a.compare else None
+    except S.MixedError as exc:
+        print(f"video-arena score: {exc.what}; they differ in:", file=sys.stderr)
+        for d in exc.differences:
+            print(f"  {d}", file=sys.stderr)
+        return 2
     except S.ScoringInputError as exc:
         print(f"video-arena score: {exc}", file=sys.stderr)
         return 2
@@ -200,10 +267,23 @@ def main(argv: list[str] | None = None) -> int:
             print(f"video-arena score: {exc}", file=sys.stderr)
             return 2
         raise
-    out = [format_system(s) for s in systems]
-    if comparison is not None:
-        out.append(format_compare(comparison))
-    print("\n\n".join(out))
+    plot = Path(a.plot) if a.plot else None
+    if a.report == "md":
+        from video_arena.scoring.report import markdown_report
+        if plot is None and a.report_out:
+            plot = Path(a.report_out).with_suffix(".png")
+        md = markdown_report(systems, comparison, plot=plot, md_path=Path(a.report_out) if a.report_out else None)
+        if a.report_out:
+            Path(a.report_out).parent.mkdir(parents=True, exist_ok=True)
+            Path(a.report_out).write_text(md, encoding="utf-8")
+            print(f"wrote {a.report_out}")
+        else:
+            print(md)
+    else:
+        out = [format_system(s) for s in systems]
+        if comparison is not None:
+            out.append(format_compare(comparison))
+        print("\n\n".join(out))
     if a.json:
         p = Path(a.json)
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -217,11 +297,15 @@ def main(argv: list[str] | None = None) -> int:
         harbor = any(s.harbor is not None for s in systems)
         write_csv(Path(a.cells_csv), rows, CELL_FIELDS + (HJ.HARBOR_CELL_FIELDS if harbor else []))
         print(f"wrote {a.cells_csv}")
-    if a.plot:
+    if plot is not None:
         from video_arena.scoring.plots import plot_game_means
-        plot_game_means(systems, Path(a.plot), comparison)
-        print(f"wrote {a.plot}")
+        plot_game_means(systems, plot, comparison)
+        print(f"wrote {plot}")
     rc = 0
+    for s in systems:
+        for c in s.integrity_errors():
+            print(f"video-arena score: {s.label}: {c.game}/{c.case_id}: {c.reason}", file=sys.stderr)
+            rc = 1
     gt_errors = [w for s in systems for w in s.warnings if "ground truth unusable" in w]
     if gt_errors:
         print(f"video-arena score: {len(gt_errors)} cell(s) could not be scored because their ground truth "

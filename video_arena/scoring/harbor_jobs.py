@@ -47,6 +47,7 @@ from typing import Any
 
 from video_arena import paths
 from video_arena.core import tasks as T
+from video_arena.scoring import caveats as CV
 from video_arena.scoring import scorer as S
 
 #: Exceptions with which the *agent* stopped and the verifier still graded what it left (the
@@ -63,18 +64,14 @@ REWARD_ATOL = 1e-9
 #: Where Harbor puts the collected /app/answer.json (artifacts/<source path without "/">).
 ANSWER_ARTIFACT = Path("artifacts") / "app" / "answer.json"
 TASK_PREFIX = "video-arena/"
-HARBOR_CELL_FIELDS = ["trial", "attempt", "exception_type", "harbor_reward", "reward_mismatch"]
+HARBOR_CELL_FIELDS = ["trial", "attempt", "exception_type", "harbor_reward", "reward_mismatch", "audit_source"]
 
 
 # --------------------------------------------------------------------------------------------------
 # detection
 # --------------------------------------------------------------------------------------------------
 def _json_object(path: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return None
-    return doc if isinstance(doc, dict) else None
+    return CV.read_json_object(path)[0]
 
 
 def _is_trial_dir(d: Path) -> bool:
@@ -140,12 +137,13 @@ class HarborCell(S.Cell):
     harbor_rewards: dict[str, Any] | None = None
     reward_mismatch: str = ""
     started_at: str | None = None
+    audit_source: str = ""
 
     def to_row(self) -> dict[str, Any]:
         row = super().to_row()
         row.update(trial=self.trial, attempt=self.attempt, exception_type=self.exception_type,
                    harbor_reward=(self.harbor_rewards or {}).get("reward"),
-                   reward_mismatch=self.reward_mismatch)
+                   reward_mismatch=self.reward_mismatch, audit_source=self.audit_source)
         return row
 
 
@@ -274,8 +272,35 @@ def reward_mismatch(harbor: dict[str, Any], rejudged: dict[str, float]) -> str:
     return "; ".join(diffs)
 
 
+def trial_caveats(cell: HarborCell, trial: Trial) -> dict[str, Any] | None:
+    """A trial's caveats: a Protocol A trial's agent/ folder is a native cell (its run.json is read as
+    one); any other agent's trajectory gets Protocol B's egress audit and its turns counted.  Returns
+    the agent's run record when there is one."""
+    agent = trial.dir / "agent"
+    run = None
+    if (agent / "run.json").is_file():
+        run, err = CV.read_json_object(agent / "run.json")
+        if run is None:
+            cell.warnings.append(f"trial {trial.dir.name}: agent/run.json {err}")
+    if run is not None:
+        if cell.protocol is None and run.get("protocol"):
+            cell.protocol = str(run["protocol"])
+        CV.read_run_caveats(cell, run)
+        return run
+    cfg = (trial.result or {}).get("config") or trial.config or {}
+    kwargs = ((cfg.get("agent") or {}).get("kwargs") or {}) if isinstance(cfg, dict) else {}
+    if isinstance(kwargs, dict) and kwargs.get("reasoning_effort") not in (None, ""):
+        cell.reasoning_effort = str(kwargs["reasoning_effort"])
+    if cell.protocol != "A":
+        a = CV.audit_harbor_agent(agent)
+        cell.audit_verdict, cell.turns_used, cell.audit_source = a["verdict"], a["turns_used"], a["source"]
+        if cell.reasoning_effort is None and a["efforts"]:
+            cell.reasoning_effort = ",".join(sorted(a["efforts"]))
+    return None
+
+
 def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_error: str,
-                tolerance: float, verifier=None) -> HarborCell:
+                tolerance: float, verifier=None, exclude_flagged: bool = False) -> HarborCell:
     cell = HarborCell(game=game, case_id=case_id, status=S.STATUS_MISSING, trial=trial.dir.name,
                       protocol=trial.protocol, model=trial.model)
     if trial.result is None:
@@ -291,6 +316,7 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
             cell.reason = f"verifier/judge.json names {key} {jc[key]!r}, the trial's task is {expected!r}"
             cell.warnings.append(f"trial {trial.dir.name}: {cell.reason}")
             return cell
+    agent_run = trial_caveats(cell, trial)
     rewards = _rewards_of(r)
     cell.harbor_rewards = dict(rewards) if rewards else None
     if trial.exceptions:
@@ -314,25 +340,27 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
     check = verifier if cell.protocol == "A" and (trial.dir / "agent").is_dir() else None
     if not S.passes_gates(cell, check, trial.dir / "agent", gt, gt_error):
         return cell
+    if exclude_flagged and cell.audit_flagged:
+        S.exclude_as_flagged(cell)
+        return cell
     if trial.judge_error:
         cell.warnings.append(f"trial {trial.dir.name}: the verifier reported an error ({trial.judge_error}); "
                              f"re-judged here")
     answer = trial.dir / ANSWER_ARTIFACT
-    cell.status = S.STATUS_SCORED
-    if not answer.is_file():
+    if not (answer.is_file() or answer.is_symlink()):
+        cell.status = S.STATUS_SCORED
         cell.answer_state = "no_artifact"
+        cell.answer_check = "n/a"
         cell.zero_rows = True
         cell.reason = "no answer artifact (never written or not collected): 0.0"
         cell.record = J.judge(gt, None, tolerance=tolerance)
     else:
-        try:
-            data = answer.read_bytes()
-        except OSError as exc:
-            data = None
-            cell.warnings.append(f"trial {trial.dir.name}: answer artifact unreadable ({exc.strerror or exc}): "
-                                 f"scored as no answer")
-        cell.record = J.judge(gt, data, tolerance=tolerance)
-        cell.zero_rows = int(cell.record.get("n_pred") or 0) == 0
+        data = S.read_answer(cell, answer, (agent_run or {}).get("answer_sha256"),
+                             label=f"trial {trial.dir.name}: answer artifact")
+        if cell.status == S.STATUS_CORRUPT:
+            cell.warnings.append(cell.reason)
+            return cell
+        S.judge_answer(J, cell, gt, data, tolerance)
     if cell.exception_type:
         cell.reason = f"{cell.exception_type}: scored on what the agent left"
     if abs(tolerance - S.BENCHMARK_TOLERANCE_S) < 1e-9:  # Harbor's verifier judges at the benchmark's
@@ -365,7 +393,7 @@ def _job_facts(job: Path, cfg: dict[str, Any]) -> dict[str, Any]:
 def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
               tolerance: float = S.BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
               verify_requests: bool = False, judge_mod=None, progress: bool | None = None,
-              label: str | None = None) -> S.SystemScore:
+              label: str | None = None, exclude_flagged: bool = False) -> S.SystemScore:
     """Score a Harbor job folder against a tasks tree (same arguments as scorer.score_results)."""
     from video_arena.scoring.judge_loader import load_judge
 
@@ -383,6 +411,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
     facts = _job_facts(job, _json_object(job / "config.json") or {})
     J = judge_mod or load_judge()
     verifier = S.load_verifier(root) if verify_requests else None
+    gt_check = S.GroundTruthCheck(root)
     warnings: list[str] = []
 
     case_lists: dict[str, list[str]] = {}
@@ -429,17 +458,15 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
             for case_id in ids:
                 trials = sorted(by_case.get((game, case_id), []),
                                 key=lambda t: (str((t.result or {}).get("started_at") or "~"), t.dir.name))
-                gt, gt_error = None, ""
+                gt, gt_error, corrupt = None, "", False
                 if trials:
-                    gt_path = root / game / "gt" / f"{case_id}.json"
-                    try:
-                        gt = J.load_gt(gt_path)
-                    except Exception as exc:  # noqa: BLE001 - GroundTruthError, OSError: report, go on
-                        gt_error = f"{gt_path.name}: {exc}"
+                    gt, gt_error, corrupt = gt_check.load(J, game, case_id)
                 if len(trials) > k:
                     warnings.append(f"{game}/{case_id}: {len(trials)} trials for {k} attempt(s) per task; all scored")
                 for i, t in enumerate(trials, 1):
-                    c = score_trial(J, t, game, case_id, gt, gt_error, float(tolerance), verifier)
+                    c = score_trial(J, t, game, case_id, gt, gt_error, float(tolerance), verifier, exclude_flagged)
+                    if corrupt and c.reason.startswith("ground truth unusable"):
+                        S.mark_gt_corrupt(c, gt_error)
                     c.attempt = i
                     warnings.extend(f"{game}/{case_id}: {w}" for w in c.warnings)
                     cells.append(c)
@@ -457,7 +484,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
     system = S.SystemScore(results=job, tasks_root=root, tolerance_s=float(tolerance), games=games,
                            no_case_games=no_case_games, judge_version=getattr(J, "JUDGE_VERSION", None)
                            or getattr(J, "__version__", None), n_boot=n_boot, seed=seed, warnings=warnings,
-                           label=label or job.name)
+                           label=label or job.name, exclude_flagged=exclude_flagged)
     cells = [c for c in system.cells() if isinstance(c, HarborCell)]
     ran = [c for c in cells if c.trial]
     missing = [c for c in ran if c.status == S.STATUS_MISSING]
@@ -477,7 +504,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
                     for c in ran if c.reward_mismatch],
     )
     system.harbor = facts
-    warnings.extend(S.mixing_warnings(system, "job"))
+    S.finish_system(system, gt_check)
     if facts["changed_budget"]:
         warnings.append(f"the job changed the budget ({facts['changed_budget']}): not the benchmark's condition "
                         f"(docs/HARBOR.md)")

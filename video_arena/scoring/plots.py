@@ -59,7 +59,8 @@ def plot_game_means(systems: list[S.SystemScore], out: Path, comparison: dict[st
     ax.tick_params(axis="x", pad=34, length=0)
     ax.set_ylim(-0.0, 1.05)
     ax.set_ylabel(metric + ("  (strict-tuple F1)" if metric == "reward" else ""))
-    diag = "  DIAGNOSTIC tolerance" if systems[0].diagnostic else ""
+    diag = ("  DIAGNOSTIC tolerance" if systems[0].tolerance_diagnostic else "") + \
+        ("  DIAGNOSTIC: mixed cells" if any(s.mixed for s in systems) or (comparison or {}).get("mixed") else "")
     ax.set_title(f"Video-Arena game means, 95% bootstrap intervals (tolerance {systems[0].tolerance_s:g} s){diag}",
                  fontsize=10)
     ax.grid(axis="y", color="0.9", linewidth=0.8)

@@ -38,9 +38,15 @@ import numpy as np
 
 from video_arena import paths
 from video_arena.core import tasks as T
+from video_arena.digests import sha256_bytes
+from video_arena.scoring import caveats as CV
 
 BENCHMARK_TOLERANCE_S = 3.0
 METRICS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+#: T2/T3 with a cell that has no T1 match counted as 0.0 (Harbor's reward.json convention): the
+#: labelled second column; the headline T2/T3 are the conditional ones above (docs/SCORING.md).
+ZERO_FILLED = {"t2_zero_filled": "t2_macro_acc", "t3_zero_filled": "t3_macro_acc"}
+ALL_METRICS = METRICS + tuple(ZERO_FILLED)
 #: Metrics that are always defined for a scored cell; T2/T3 are None without a T1 match.
 ALWAYS_DEFINED = ("reward", "t1_f1")
 #: Answer states of a run that ran and left no answer (scored 0.0, counted as 0-row).  `no_artifact`:
@@ -53,6 +59,13 @@ STATUS_SCORED = "scored"
 STATUS_MISSING = "missing"
 STATUS_DIAGNOSTIC = "diagnostic"
 STATUS_UNVERIFIED = "unverified"
+#: the answer or the ground truth is not the one recorded (answer_sha256, manifest.json): never scored
+STATUS_CORRUPT = "corrupt"
+#: --exclude-flagged: the egress audit did not find the transcript clean
+STATUS_FLAGGED = "flagged"
+STATUSES = (STATUS_SCORED, STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_CORRUPT, STATUS_FLAGGED)
+EXCLUDED = (STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_FLAGGED)
+CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged")
 
 
 class ScoringInputError(ValueError):
@@ -78,10 +91,40 @@ class Cell:
     zero_rows: bool = False
     record: dict[str, Any] | None = None
     warnings: list[str] = field(default_factory=list)
+    # caveats and the declared condition (video_arena/scoring/caveats.py)
+    reasoning_effort: str | None = None
+    condition_sha256: str | None = None
+    grid: str | None = None
+    transport: str | None = None
+    degraded: bool = False
+    degradations: str = ""
+    truncated: bool = False
+    n_json_blocks: int | None = None
+    recall_ceiling: float | None = None
+    frames_used: int | None = None
+    turns_used: int | None = None
+    audit_verdict: str | None = None
+    #: ok (the answer's SHA-256 equals the run record's), unrecorded (the record names none), oversize
+    #: (over the judge's cap: not hashed, scores 0.0), n/a (no answer file is scored)
+    answer_check: str | None = None
+
+    @property
+    def multi_block(self) -> bool:
+        return (self.n_json_blocks or 0) > 1
+
+    @property
+    def audit_flagged(self) -> bool:
+        return self.audit_verdict is not None and self.audit_verdict != "clean"
+
+    def caveat(self, name: str) -> bool:
+        return bool(getattr(self, name))
 
     def metric(self, name: str) -> float | None:
         if self.status != STATUS_SCORED or self.record is None:
             return None
+        if name in ZERO_FILLED:
+            v = self.record.get(ZERO_FILLED[name])
+            return 0.0 if v is None else float(v)
         v = self.record.get(name)
         if v is None:
             return None
@@ -94,9 +137,17 @@ class Cell:
             "protocol": self.protocol, "model": self.model, "stop_reason": self.stop_reason,
             "answer_state": self.answer_state, "zero_rows": self.zero_rows,
             "run_tolerance_s": self.run_tolerance_s, "instruction_current": self.instruction_current,
+            "reasoning_effort": self.reasoning_effort, "condition_sha256": self.condition_sha256,
+            "grid": self.grid, "transport": self.transport, "degraded": self.degraded,
+            "degradations": self.degradations, "truncated": self.truncated, "n_json_blocks": self.n_json_blocks,
+            "multi_block": self.multi_block, "t1_recall_ceiling": self.recall_ceiling,
+            "frames_used": self.frames_used, "turns_used": self.turns_used, "audit_verdict": self.audit_verdict,
+            "audit_flagged": self.audit_flagged, "answer_check": self.answer_check,
         }
         for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
             row[k] = rec.get(k) if self.status == STATUS_SCORED else None
+        for k in ZERO_FILLED:
+            row[k] = self.metric(k)
         row["warnings"] = "; ".join(self.warnings)
         return row
 
@@ -123,16 +174,46 @@ def recorded_tolerance(run: dict[str, Any]) -> float | None:
     return None
 
 
-def _read_json_object(path: Path) -> tuple[dict[str, Any] | None, str]:
+_read_json_object = CV.read_json_object
+
+
+def read_answer(cell: Cell, path: Path, expected_sha: Any, label: str = "answer.json") -> bytes | None:
+    """The bytes of an answer to judge, read with a bound (never more than the judge's cap + 1 byte),
+    checked against the SHA-256 its run record names.  Sets cell.answer_check; on a mismatch sets the
+    cell corrupt and returns None (the caller must not judge it).  Unreadable: None, with a warning."""
     try:
-        doc = json.loads(path.read_bytes())
+        data, size = CV.read_bounded(path, CV.MAX_ANSWER_BYTES)
     except OSError as exc:
-        return None, f"unreadable ({exc.strerror or exc})"
-    except (ValueError, RecursionError) as exc:
-        return None, f"not JSON ({str(exc)[:80]})"
-    if not isinstance(doc, dict):
-        return None, f"not a JSON object (a {type(doc).__name__})"
-    return doc, ""
+        cell.warnings.append(f"{label} unreadable ({exc.strerror or exc}): scored as no answer")
+        cell.answer_check = "unreadable"
+        return None
+    if size > CV.MAX_ANSWER_BYTES:
+        cell.answer_check = "oversize"
+        return data  # over the cap: the judge refuses it (0.0, format_error); not hashed
+    if isinstance(expected_sha, str) and expected_sha:
+        got = sha256_bytes(data)
+        if got != expected_sha.lower():
+            cell.status = STATUS_CORRUPT
+            cell.reason = (f"INTEGRITY: {label} has SHA-256 {got[:16]}..., its run record says "
+                           f"{expected_sha[:16]}...: the answer was changed after the run; not scored")
+            cell.answer_check = "mismatch"
+            return None
+        cell.answer_check = "ok"
+    else:
+        cell.answer_check = "unrecorded"
+    return data
+
+
+def judge_answer(J, cell: Cell, gt: dict[str, Any], data: bytes | None, tolerance: float) -> None:
+    """Judge bytes read by read_answer; an oversize answer scores 0.0 with the judge's own reason."""
+    cell.status = STATUS_SCORED
+    if cell.answer_check == "oversize":
+        cell.record = J.judge(gt, None, tolerance=tolerance)
+        cell.record["format_error"] = (f"answer is more than the {CV.MAX_ANSWER_BYTES} bytes the judge accepts "
+                                       f"(not read past the cap)")
+    else:
+        cell.record = J.judge(gt, data, tolerance=tolerance)
+    cell.zero_rows = int(cell.record.get("n_pred") or 0) == 0
 
 
 class _InstructionDigests:
@@ -155,7 +236,8 @@ class _InstructionDigests:
 
 def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str, Any] | None,
                gt_error: str, tolerance: float, digests: _InstructionDigests | None = None,
-               verifier: Callable[[Path], tuple[bool, str]] | None = None) -> Cell:
+               verifier: Callable[[Path], tuple[bool, str]] | None = None, exclude_flagged: bool = False,
+               conditions_dir: Path | None = None) -> Cell:
     """One cell's status and judge record; never raises on anything the cell folder holds."""
     cell = Cell(game=game, case_id=case_id, status=STATUS_MISSING)
     if not cell_dir.is_dir():
@@ -181,6 +263,7 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
             cell.reason = f"run.json names {key} {run[key]!r}, its folder is {expected!r}"
             cell.warnings.append(cell.reason)
             return cell
+    CV.read_run_caveats(cell, run, conditions_dir)
     if cell.stop_reason == "harness_error":
         cell.reason = "harness_error (never ran)"
         return cell
@@ -201,27 +284,85 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         return cell
     if not passes_gates(cell, verifier if cell.protocol == "A" else None, cell_dir, gt, gt_error):
         return cell
+    if exclude_flagged and cell.audit_flagged:
+        exclude_as_flagged(cell)
+        return cell
     answer_path = cell_dir / "answer.json"
     if cell.answer_state in NO_ANSWER_STATES:
         # Ran, left no answer: 0.0 in the mean.  The state decides (seed 000): a never_wrote file
         # is the seed by definition, whatever bytes a later tool may have put there.
         cell.status = STATUS_SCORED
         cell.zero_rows = True
+        cell.answer_check = "n/a"
         cell.reason = f"ran, no answer ({cell.answer_state})"
         cell.record = judge_mod.judge(gt, None, tolerance=tolerance)
         return cell
-    if not answer_path.is_file():
+    if not (answer_path.is_file() or answer_path.is_symlink()):
         cell.reason = "no answer.json"
         return cell
-    try:
-        data = answer_path.read_bytes()
-    except OSError as exc:
-        data = None
-        cell.warnings.append(f"answer.json unreadable ({exc.strerror or exc}): scored as no answer")
-    cell.status = STATUS_SCORED
-    cell.record = judge_mod.judge(gt, data, tolerance=tolerance)
-    cell.zero_rows = int(cell.record.get("n_pred") or 0) == 0
+    data = read_answer(cell, answer_path, run.get("answer_sha256"))
+    if cell.status == STATUS_CORRUPT:
+        cell.warnings.append(cell.reason)
+        return cell
+    judge_answer(judge_mod, cell, gt, data, tolerance)
     return cell
+
+
+def mark_gt_corrupt(cell: Cell, why: str) -> None:
+    """A cell whose ground truth is not the manifest's: never scored, an integrity error."""
+    cell.status = STATUS_CORRUPT
+    cell.reason = why
+    cell.warnings = [w for w in cell.warnings if not w.startswith("ground truth unusable")] + [why]
+
+
+def exclude_as_flagged(cell: Cell) -> None:
+    cell.status = STATUS_FLAGGED
+    cell.reason = f"egress audit {cell.audit_verdict} (--exclude-flagged)"
+
+
+class GroundTruthCheck:
+    """Every ground truth against its game's tasks/<game>/manifest.json `gt_sha256` (issue: results
+    integrity).  A game without a manifest is reported once as unchecked."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._manifests: dict[str, dict[str, str] | None] = {}
+        self.unchecked_games: list[str] = []
+
+    def _manifest(self, game: str) -> dict[str, str] | None:
+        if game not in self._manifests:
+            path = self.root / game / "manifest.json"
+            if not path.exists():
+                self._manifests[game] = None
+                self.unchecked_games.append(game)
+            else:
+                doc, err = CV.read_json_object(path)
+                if doc is None:
+                    raise ScoringInputError(f"{path}: {err}; the ground truth cannot be checked")
+                self._manifests[game] = {str(c.get("case_id")): str(c.get("gt_sha256") or "")
+                                         for c in doc.get("cases") or [] if isinstance(c, dict)}
+        return self._manifests[game]
+
+    def load(self, J, game: str, case_id: str) -> tuple[dict[str, Any] | None, str, bool]:
+        """(gt, error, corrupt): corrupt when the file is not the one the manifest names."""
+        gt_path = self.root / game / "gt" / f"{case_id}.json"
+        manifest = self._manifest(game)
+        if manifest is not None:
+            want = manifest.get(case_id)
+            try:
+                data, size = CV.read_bounded(gt_path, 1 << 30)
+                got = sha256_bytes(data)
+            except OSError as exc:
+                return None, f"{gt_path.name}: unreadable ({exc.strerror or exc})", False
+            if not want:
+                return None, f"INTEGRITY: {game}/{case_id} has no gt_sha256 in {game}/manifest.json", True
+            if got != want:
+                return None, (f"INTEGRITY: ground truth {game}/gt/{case_id}.json has SHA-256 {got[:16]}..., "
+                              f"{game}/manifest.json says {want[:16]}...: not scored"), True
+        try:
+            return J.load_gt(gt_path), "", False
+        except Exception as exc:  # noqa: BLE001 - GroundTruthError, OSError: report, go on
+            return None, f"{gt_path.name}: {exc}", False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -301,17 +442,31 @@ class GameScore:
             "means": dict(self.means), "n": dict(self.n),
             "ci95": {k: (list(v) if v is not None else None) for k, v in self.ci.items()},
             "harbor_means": self.harbor_means(),
+            "caveats": self.caveats(),
             "answer_states": _tally(c.answer_state for c in self.cells if c.status == STATUS_SCORED),
             "stop_reasons": _tally(c.stop_reason for c in self.cells if c.protocol or c.stop_reason),
             "extra_case_dirs": list(self.extra_case_dirs),
         }
 
     def harbor_means(self) -> dict[str, float | None]:
-        """Means with a missing tier as 0.0, as Harbor's reward.json has them (for cross-checks)."""
-        scored = [c for c in self.cells if c.status == STATUS_SCORED]
-        if not scored:
-            return {m: None for m in METRICS}
-        return {m: float(np.mean([c.metric(m) or 0.0 for c in scored])) for m in METRICS}
+        """Means with a missing tier as 0.0, as Harbor's reward.json has them (the zero-filled column)."""
+        return {"reward": self.means["reward"], "t1_f1": self.means["t1_f1"],
+                "t2_macro_acc": self.means["t2_zero_filled"], "t3_macro_acc": self.means["t3_zero_filled"]}
+
+    def recall_ceiling(self) -> float | None:
+        v = [c.recall_ceiling for c in self.cells if c.status == STATUS_SCORED and c.recall_ceiling is not None]
+        return float(np.mean(v)) if v else None
+
+    def efforts(self) -> dict[str, int]:
+        return _tally(c.reasoning_effort for c in self.cells if c.status == STATUS_SCORED)
+
+    def caveats(self) -> dict[str, Any]:
+        return {"n_scored": self.n_scored_cases, "n_cases": self.n_cases, "zero_rows": self.counts["zero_rows"],
+                **{cv: self.counts[cv] for cv in CAVEATS}, "t1_recall_ceiling_mean": self.recall_ceiling(),
+                "reasoning_effort": self.efforts(),
+                "answer_check": _tally(c.answer_check for c in self.cells if c.status == STATUS_SCORED),
+                "audit_verdicts": _tally(c.audit_verdict for c in self.cells
+                                         if c.status in (STATUS_SCORED, STATUS_FLAGGED) and c.audit_verdict)}
 
 
 def _tally(values: Iterable[str | None]) -> dict[str, int]:
@@ -346,10 +501,13 @@ def percentile_ci(replicates: np.ndarray | None, level: float = 0.95) -> tuple[f
 
 def aggregate_game(game: str, n_cases: int, cells: list[Cell], n_boot: int, seed: int,
                    extra_case_dirs: list[str] | None = None) -> GameScore:
-    counts = {s: 0 for s in (STATUS_SCORED, STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED)}
+    counts = {s: 0 for s in STATUSES}
     for c in cells:
         counts[c.status] += 1
+    counts["excluded"] = sum(counts[s] for s in EXCLUDED)
     scored = [c for c in cells if c.status == STATUS_SCORED]
+    for cv in CAVEATS:
+        counts[cv] = sum(c.caveat(cv) for c in scored)
     counts["zero_rows"] = sum(c.zero_rows for c in scored)
     counts["format_error"] = sum(bool((c.record or {}).get("format_error")) for c in scored
                                  if c.answer_state not in NO_ANSWER_STATES)
@@ -359,7 +517,7 @@ def aggregate_game(game: str, n_cases: int, cells: list[Cell], n_boot: int, seed
     ci: dict[str, tuple[float, float] | None] = {}
     reps: dict[str, np.ndarray | None] = {}
     n_trials: dict[str, int] = {}
-    for m in METRICS:
+    for m in ALL_METRICS:
         # Mean per case over its attempts first (one cell per case: the cell's own value, exactly),
         # then the mean of the case means: every case weighs the same however many attempts scored.
         by_case: dict[str, list[float]] = {}
@@ -393,10 +551,39 @@ class SystemScore:
     #: a Harbor job's facts (video_arena/scoring/harbor_jobs.py): job, agents, attempts, missing
     #: trials with their exception types, reward mismatches; None for a native results folder
     harbor: dict[str, Any] | None = None
+    exclude_flagged: bool = False
+    #: what differs among the cells (caveats.mixing): non-empty means the table is not one measurement
+    mixed: list[str] = field(default_factory=list)
+    #: games whose ground truth could not be checked (no manifest.json)
+    gt_unchecked: list[str] = field(default_factory=list)
 
     @property
     def diagnostic(self) -> bool:
+        return abs(self.tolerance_s - BENCHMARK_TOLERANCE_S) > 1e-9 or bool(self.mixed)
+
+    @property
+    def tolerance_diagnostic(self) -> bool:
         return abs(self.tolerance_s - BENCHMARK_TOLERANCE_S) > 1e-9
+
+    def integrity_errors(self) -> list[Cell]:
+        return [c for c in self.cells() if c.status == STATUS_CORRUPT]
+
+    def caveats(self) -> dict[str, Any]:
+        """The caveat counts over every game (sums), the mean of the game recall ceilings, the efforts."""
+        games = list(self.games.values())
+        ceil = [gs.recall_ceiling() for gs in games if gs.recall_ceiling() is not None]
+        return {"n_scored": sum(gs.n_scored_cases for gs in games), "n_cases": sum(gs.n_cases for gs in games),
+                "zero_rows": sum(gs.counts["zero_rows"] for gs in games),
+                **{cv: sum(gs.counts[cv] for gs in games) for cv in CAVEATS},
+                "t1_recall_ceiling_mean": float(np.mean(ceil)) if ceil else None,
+                "reasoning_effort": _tally(c.reasoning_effort for c in self.cells() if c.status == STATUS_SCORED),
+                "excluded_flagged": sum(gs.counts[STATUS_FLAGGED] for gs in games)}
+
+    def conditions(self) -> dict[str, dict[str, int]]:
+        """What the scored cells ran under, per mixing dimension (value -> cells)."""
+        scored = [c for c in self.cells() if c.status == STATUS_SCORED]
+        return {d: {("(not recorded)" if v is None else str(v)): n for v, n in CV.tally(scored, d).items()}
+                for d in CV.MIX_DIMENSIONS}
 
     def scored_games(self) -> list[str]:
         return [g for g, gs in self.games.items() if gs.scored]
@@ -406,8 +593,7 @@ class SystemScore:
         out = {}
         for g, gs in self.games.items():
             if not gs.scored:
-                parts = [f"{gs.counts[s]} {s}" for s in (STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED)
-                         if gs.counts[s]]
+                parts = [f"{gs.counts[s]} {s}" for s in STATUSES[1:] if gs.counts[s]]
                 out[g] = f"0/{gs.n_cases} scored ({', '.join(parts)})"
         return out
 
@@ -426,7 +612,11 @@ class SystemScore:
     def summary(self) -> dict[str, Any]:
         return {
             "label": self.label, "results": str(self.results), "models": self.models(),
-            "protocols": self.protocols(),
+            "protocols": self.protocols(), "diagnostic": self.diagnostic, "mixed": list(self.mixed),
+            "caveats": self.caveats(), "conditions": self.conditions(),
+            "exclude_flagged": self.exclude_flagged, "ground_truth_unchecked": list(self.gt_unchecked),
+            "integrity_errors": [{"game": c.game, "case_id": c.case_id, "reason": c.reason}
+                                 for c in self.integrity_errors()],
             "games": {g: gs.summary() for g, gs in self.games.items()},
             "games_without_cases": list(self.no_case_games),
             "dropped_games": self.dropped_games(),
@@ -441,7 +631,7 @@ def overall_of(system: SystemScore, games: list[str] | None = None) -> dict[str,
     stratified bootstrap interval (each game resampled on its own, replicate game means averaged)."""
     names = system.scored_games() if games is None else list(games)
     out: dict[str, Any] = {"games": names, "means": {}, "n_games": {}, "ci95": {}, "replicates": {}}
-    for m in METRICS:
+    for m in ALL_METRICS:
         gm = [(g, system.games[g]) for g in names if g in system.games and system.games[g].means[m] is not None]
         out["n_games"][m] = len(gm)
         if not gm:
@@ -480,7 +670,7 @@ def load_verifier(tasks_root: Path) -> Callable[[Path], tuple[bool, str]]:
 def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
                   tolerance: float = BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
                   verify_requests: bool = False, judge_mod=None, progress: bool | None = None,
-                  label: str | None = None) -> SystemScore:
+                  label: str | None = None, exclude_flagged: bool = False) -> SystemScore:
     """Score every cell of a results folder against a tasks tree.  Raises ScoringInputError only for
     inputs that cannot be scored at all; a bad cell is reported on the cell and never stops the run."""
     from video_arena.scoring.judge_loader import load_judge
@@ -496,6 +686,7 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
         raise ScoringInputError("--bootstrap must be >= 0")
     layout = inspect_results(results, root)
     J = judge_mod or load_judge()
+    gt_check = GroundTruthCheck(root)
     verifier = load_verifier(root) if verify_requests else None
     digests = _InstructionDigests(root)
     warnings: list[str] = []
@@ -528,15 +719,14 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
         for game, case_ids, extra in plan:
             cells = []
             for case_id in case_ids:
-                gt_path = root / game / "gt" / f"{case_id}.json"
-                gt, gt_error = None, ""
+                gt, gt_error, corrupt = None, "", False
                 cell_dir = results / game / case_id
                 if cell_dir.is_dir():  # a GT is only needed (and only reported) for a cell that exists
-                    try:
-                        gt = J.load_gt(gt_path)
-                    except Exception as exc:  # noqa: BLE001 - GroundTruthError, OSError: report, go on
-                        gt_error = f"{gt_path.name}: {exc}"
-                cell = score_cell(J, game, case_id, cell_dir, gt, gt_error, float(tolerance), digests, verifier)
+                    gt, gt_error, corrupt = gt_check.load(J, game, case_id)
+                cell = score_cell(J, game, case_id, cell_dir, gt, gt_error, float(tolerance), digests, verifier,
+                                  exclude_flagged, results / "conditions")
+                if corrupt and cell.reason.startswith("ground truth unusable"):
+                    mark_gt_corrupt(cell, gt_error)
                 if cell.warnings:
                     warnings.extend(f"{game}/{case_id}: {w}" for w in cell.warnings)
                 cells.append(cell)
@@ -549,8 +739,8 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
     system = SystemScore(results=results, tasks_root=root, tolerance_s=float(tolerance), games=games,
                          no_case_games=no_case_games, judge_version=getattr(J, "JUDGE_VERSION", None)
                          or getattr(J, "__version__", None), n_boot=n_boot, seed=seed, warnings=warnings,
-                         label=label or results.name)
-    warnings.extend(mixing_warnings(system, "results folder"))
+                         label=label or results.name, exclude_flagged=exclude_flagged)
+    finish_system(system, gt_check)
     for game, gs in games.items():
         shas = {c.instruction_sha256 for c in gs.cells if c.instruction_sha256 and c.status != STATUS_MISSING}
         if len(shas) > 1 and len({c.protocol for c in gs.cells if c.instruction_sha256}) == 1:
@@ -561,8 +751,19 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
 # --------------------------------------------------------------------------------------------------
 # compare
 # --------------------------------------------------------------------------------------------------
-def compare(a: SystemScore, b: SystemScore) -> dict[str, Any]:
-    """Diff two systems on the games both scored; name the games dropped and why."""
+class MixedError(ScoringInputError):
+    """Cells of more than one condition, model, protocol, tolerance or reasoning effort in one table
+    (or two systems of different conditions in one comparison)."""
+
+    def __init__(self, what: str, differences: list[str]):
+        self.what, self.differences = what, differences
+        super().__init__(f"{what}: " + "; ".join(differences))
+
+
+def compare(a: SystemScore, b: SystemScore, allow_mixed: bool = False) -> dict[str, Any]:
+    """Diff two systems on the games both scored; name the games dropped and why.  Two systems whose
+    cells on the shared games ran under different conditions are refused (MixedError) unless
+    allow_mixed, and the comparison is then marked diagnostic."""
     if abs(a.tolerance_s - b.tolerance_s) > 1e-9:
         raise ScoringInputError(f"cannot compare results scored at {a.tolerance_s:g} s and {b.tolerance_s:g} s")
     all_games = sorted(set(a.games) | set(b.games) | set(a.no_case_games) | set(b.no_case_games))
@@ -579,12 +780,17 @@ def compare(a: SystemScore, b: SystemScore) -> dict[str, Any]:
             dropped[g] = ", ".join(why)
         else:
             shared.append(g)
+    differences = CV.compare_mixing([c for g in shared for c in a.games[g].cells if c.status == STATUS_SCORED],
+                                    [c for g in shared for c in b.games[g].cells if c.status == STATUS_SCORED])
+    if differences and not allow_mixed:
+        raise MixedError("cannot compare: the two systems ran under different conditions on the shared games "
+                         "(--allow-mixed shows it as a DIAGNOSTIC)", differences)
     per_game = {}
     for g in shared:
         ga, gb = a.games[g], b.games[g]
         entry: dict[str, Any] = {"n_scored": [ga.n_scored_cases, gb.n_scored_cases],
                                  "n_cases": [ga.n_cases, gb.n_cases], "n_scored_trials": [ga.n_scored, gb.n_scored]}
-        for m in METRICS:
+        for m in ALL_METRICS:
             ma, mb = ga.means[m], gb.means[m]
             d = None if ma is None or mb is None else ma - mb
             ra, rb = ga.replicates[m], gb.replicates[m]
@@ -594,7 +800,7 @@ def compare(a: SystemScore, b: SystemScore) -> dict[str, Any]:
         per_game[g] = entry
     oa, ob = a.overall(shared), b.overall(shared)
     overall: dict[str, Any] = {}
-    for m in METRICS:
+    for m in ALL_METRICS:
         ma, mb = oa["means"][m], ob["means"][m]
         ra, rb = oa["replicates"][m], ob["replicates"][m]
         dci = percentile_ci(ra - rb) if ra is not None and rb is not None and len(ra) == len(rb) else None
@@ -607,6 +813,7 @@ def compare(a: SystemScore, b: SystemScore) -> dict[str, Any]:
         "a": {"label": a.label, "results": str(a.results)},
         "b": {"label": b.label, "results": str(b.results)},
         "shared_games": shared, "dropped_games": dropped, "games": per_game, "overall_shared": overall,
+        "diagnostic": bool(differences) or a.diagnostic or b.diagnostic, "mixed": differences,
         "own_overall_not_comparable": {
             "a": {"reward": own_a["means"]["reward"], "games": own_a["games"]},
             "b": {"reward": own_b["means"]["reward"], "games": own_b["games"]},
@@ -626,7 +833,9 @@ def to_json(systems: list[SystemScore], comparison: dict[str, Any] | None = None
         "diagnostic": s0.diagnostic,
         "judge_version": s0.judge_version,
         "bootstrap": {"n": s0.n_boot, "seed": s0.seed, "level": 0.95, "method": "percentile"},
-        "t2_t3_rule": "mean over scored cells where the tier is computable (>= 1 T1 match); own n",
+        "t2_t3_rule": ("headline t2_macro_acc/t3_macro_acc: mean over scored cells where the tier is computable "
+                       "(>= 1 T1 match), own n; t2_zero_filled/t3_zero_filled: every scored cell, no match = 0.0 "
+                       "(Harbor's reward.json)"),
         "systems": [],
     }
     for s in systems:
@@ -640,9 +849,15 @@ def to_json(systems: list[SystemScore], comparison: dict[str, Any] | None = None
 
 
 CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cells", "missing", "diagnostic",
-              "unverified", "zero_rows",
+              "unverified", "flagged_excluded", "corrupt", "zero_rows",
               "format_errors", "reward", "reward_ci_lo", "reward_ci_hi", "t1_f1", "t1_f1_ci_lo", "t1_f1_ci_hi",
-              "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "in_overall"]
+              "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "t2_zero_filled", "t3_zero_filled",
+              "degraded", "truncated", "multi_block", "audit_flagged", "t1_recall_ceiling_mean", "reasoning_effort",
+              "in_overall", "table_diagnostic", "mixed"]
+
+
+def _efforts_str(t: dict[str, int]) -> str:
+    return "; ".join(f"{k} ({v})" for k, v in t.items())
 
 
 def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
@@ -654,8 +869,13 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                  "n_scored_cases": gs.n_scored_cases, "n_cells": len(gs.cells),
                  "missing": gs.counts[STATUS_MISSING], "diagnostic": gs.counts[STATUS_DIAGNOSTIC],
                  "unverified": gs.counts[STATUS_UNVERIFIED], "zero_rows": gs.counts["zero_rows"],
-                 "format_errors": gs.counts["format_error"], "in_overall": g in overall["games"]}
-            for m in METRICS:
+                 "flagged_excluded": gs.counts[STATUS_FLAGGED], "corrupt": gs.counts[STATUS_CORRUPT],
+                 "format_errors": gs.counts["format_error"], "in_overall": g in overall["games"],
+                 "t1_recall_ceiling_mean": gs.recall_ceiling(), "reasoning_effort": _efforts_str(gs.efforts()),
+                 "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)}
+            for cv in CAVEATS:
+                r[cv] = gs.counts[cv]
+            for m in ALL_METRICS:
                 r[m] = gs.means[m]
             for m in ("reward", "t1_f1"):
                 ci = gs.ci[m]
@@ -663,9 +883,20 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
             r["n_t2"], r["n_t3"] = gs.n["t2_macro_acc"], gs.n["t3_macro_acc"]
             rows.append(r)
         r = {k: None for k in CSV_FIELDS}
+        cv_all = s.caveats()
+        tot = {k: sum(gs.counts[k] for gs in s.games.values()) for k in STATUSES + ("zero_rows", "format_error")}
         r.update({"system": s.label, "game": "OVERALL", "n_cases": sum(gs.n_cases for gs in s.games.values()),
-                  "n_scored": sum(gs.n_scored for gs in s.games.values()), "in_overall": True})
-        for m in METRICS:
+                  "n_scored": tot[STATUS_SCORED], "n_scored_cases": cv_all["n_scored"],
+                  "n_cells": sum(len(gs.cells) for gs in s.games.values()), "missing": tot[STATUS_MISSING],
+                  "diagnostic": tot[STATUS_DIAGNOSTIC], "unverified": tot[STATUS_UNVERIFIED],
+                  "flagged_excluded": tot[STATUS_FLAGGED], "corrupt": tot[STATUS_CORRUPT],
+                  "zero_rows": tot["zero_rows"], "format_errors": tot["format_error"], "in_overall": True,
+                  "t1_recall_ceiling_mean": cv_all["t1_recall_ceiling_mean"],
+                  "reasoning_effort": _efforts_str(cv_all["reasoning_effort"]),
+                  "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)})
+        for cv in CAVEATS:
+            r[cv] = cv_all[cv]
+        for m in ALL_METRICS:
             r[m] = overall["means"][m]
         for m in ("reward", "t1_f1"):
             ci = overall["ci95"][m]
@@ -694,14 +925,18 @@ def passes_gates(cell, verifier, cell_dir, gt, gt_error) -> bool:
     return True
 
 
-def mixing_warnings(system: "SystemScore", source: str) -> list[str]:
-    """Warnings for a results source (folder or Harbor job) whose cells come from several
-    models/agents or protocols: their cells are averaged together."""
-    out = []
-    models = [m for m in system.models() if m != "none"]
-    if len(models) > 1:
-        out.append(f"{source} mixes models/agents: {system.models()} (their cells are averaged together)")
-    protos = [p for p in system.protocols() if p != "none"]
-    if len(protos) > 1:
-        out.append(f"{source} mixes protocols: {system.protocols()}")
-    return out
+def mixing_cells(system: "SystemScore") -> list[Cell]:
+    """The cells a mixing check looks at: every cell that ran and reached the judge's gates (scored,
+    excluded or corrupt), not the missing ones (they add nothing to a number)."""
+    return [c for c in system.cells() if c.status != STATUS_MISSING]
+
+
+def finish_system(system: "SystemScore", gt_check: "GroundTruthCheck | None" = None) -> None:
+    """What every scored source gets after its cells: the mixing check, the unchecked ground truths."""
+    system.mixed = CV.mixing(mixing_cells(system))
+    if gt_check is not None and gt_check.unchecked_games:
+        system.gt_unchecked = sorted(g for g in gt_check.unchecked_games if g in system.games)
+        if system.gt_unchecked:
+            system.warnings.append(f"ground truth not checked against a manifest (no manifest.json): "
+                                   f"{', '.join(system.gt_unchecked)}")
+

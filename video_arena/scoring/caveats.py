@@ -1,0 +1,319 @@
+"""What makes a cell less than a clean measurement, read from its run record, and what makes a set of
+cells not one measurement (docs/SCORING.md, "Caveats" and "Mixed runs").
+
+Per cell (native `run.json`, or a Harbor trial's `agent/run.json` and `agent/trajectory.json`):
+
+* **degraded**: `degraded` true, `degradations` non-empty, `jpeg_q` above the declared grid's, or fewer
+  stills than the declared grid gives for the video (`frames_used < min(ceil(duration * fps),
+  max_frames)`; a short video with fewer than `max_frames` stills is not degraded).
+* **truncated**: `protocol_complete: false` (the reply hit `max_tokens`).
+* **multi-block**: `n_json_blocks > 1` (the reply held several answer-shaped objects).
+* **audit**: a Protocol B cell whose egress-audit verdict is not `clean` (`flagged`, `unaudited` or no
+  audit at all: an unchecked transcript is never read as clean).
+* the recall ceiling `t1_recall_ceiling`, `turns_used`, and the reasoning effort as recorded.
+
+The **declared condition** of a cell is what the operator chose for the whole run: the condition file's
+digest, the transport, and the sampling grid with the operator's own overrides (`--jpeg-q`,
+`--max-frames`, recorded as degradations "set by the operator").  A per-cell fallback the runner took
+by itself (jpeg_q raised for the request cap, fewer stills for a provider's image cap) is a caveat of
+that cell, not a different condition: it is undone when the declared grid is computed.  Cells whose
+declared condition, model, protocol, tolerance or reasoning effort differ are **mixed**.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import stat
+from pathlib import Path
+from typing import Any, Iterable
+
+#: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); the scorer never reads more than
+#: this plus one byte of an answer or a reply.
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
+#: Run records and manifests the scorer reads (far above any real one).
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+#: Agent transcripts (Harbor trajectory.json, claude-code.txt): larger ones are left unaudited.
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+OPERATOR = "set by the operator"
+GRID_KEYS = ("fps", "max_frames", "longest_side", "jpeg_q")
+#: The dimensions that make a results table mixed, in the order they are reported.
+MIX_DIMENSIONS = ("protocol", "model", "reasoning_effort", "condition_sha256", "grid", "transport", "tolerance_s")
+#: The ones `compare` refuses between two systems of the same protocol (the model and the reasoning
+#: effort are what a comparison compares).
+COMPARE_DIMENSIONS = ("condition_sha256", "grid", "transport", "tolerance_s")
+
+
+class ReadTooLarge(OSError):
+    pass
+
+
+def read_bounded(path: Path, cap: int) -> tuple[bytes, int]:
+    """(at most cap + 1 bytes of a regular file, its size).  The size is checked before reading, so a
+    2 GB (sparse) file costs cap + 1 bytes of memory, never its size.  Raises OSError (a symlink or a
+    folder is refused: O_NOFOLLOW)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        want = min(st.st_size, cap) + 1
+        chunks, got = [], 0
+        while got < want:
+            b = os.read(fd, min(1 << 20, want - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        return b"".join(chunks), st.st_size
+    finally:
+        os.close(fd)
+
+
+def read_json_object(path: Path, cap: int = MAX_RECORD_BYTES) -> tuple[dict[str, Any] | None, str]:
+    """A JSON object from a file read with a bound; (None, why) when it is not one."""
+    try:
+        data, size = read_bounded(path, cap)
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror or exc})"
+    if size > cap:
+        return None, f"larger than {cap} bytes ({size})"
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        return None, f"not JSON ({str(exc)[:80]})"
+    if not isinstance(doc, dict):
+        return None, f"not a JSON object (a {type(doc).__name__})"
+    return doc, ""
+
+
+# --------------------------------------------------------------------------------------------------
+# one run record
+# --------------------------------------------------------------------------------------------------
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    v = float(v)
+    return v if math.isfinite(v) else None
+
+
+def _int(v: Any) -> int | None:
+    return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def reasoning_effort_of(run: dict[str, Any]) -> str | None:
+    """The reasoning effort a run record says it ran with: `reasoning_effort` (top level), else
+    `request_params.reasoning_effort`, else the agent template's (`agent.reasoning_effort`)."""
+    for place in (run, run.get("request_params"), run.get("agent")):
+        if isinstance(place, dict) and place.get("reasoning_effort") not in (None, ""):
+            return str(place["reasoning_effort"])
+    return None
+
+
+@functools.lru_cache(maxsize=64)
+def _condition_grid(sha: str, extra_dir: str) -> dict[str, Any] | None:
+    try:
+        from video_arena.protocol_a.condition import find_condition
+        cond = find_condition(sha, [Path(extra_dir)] if extra_dir else [])
+        if cond is None:
+            return None
+        g = cond.grid()
+        return {k: getattr(g, k) for k in GRID_KEYS}
+    except Exception:  # noqa: BLE001 - an unreadable condition is simply not used
+        return None
+
+
+def declared_grid(run: dict[str, Any], conditions_dir: Path | None = None) -> dict[str, Any] | None:
+    """The sampling grid the run declared for this cell: its `sampling`, with every fallback the runner
+    took by itself undone (an operator's `--jpeg-q`/`--max-frames` stays: that is the run's choice)."""
+    sampling = run.get("sampling")
+    if not isinstance(sampling, dict):
+        return None
+    grid = {k: sampling.get(k) for k in GRID_KEYS if k in sampling}
+    degs = [d for d in (run.get("degradations") or []) if isinstance(d, dict)]
+    auto = [d for d in degs if d.get("why") != OPERATOR]
+    operator = {d.get("kind"): d.get("to") for d in degs if d.get("why") == OPERATOR}
+    for kind in ("jpeg_q", "max_frames"):
+        if not any(d.get("kind") == kind for d in auto):
+            continue
+        if kind in operator:
+            grid[kind] = operator[kind]
+        elif kind == "jpeg_q":
+            grid[kind] = next(d.get("from") for d in auto if d.get("kind") == kind)
+        else:  # the automatic cap records the still count it cut, not the cap it started from
+            base = (_condition_grid(str(run.get("condition_sha256")), str(conditions_dir or ""))
+                    if run.get("condition_sha256") else None)
+            grid[kind] = base[kind] if base else "auto"
+    return grid
+
+
+def grid_label(grid: dict[str, Any] | None) -> str:
+    if not grid:
+        return "-"
+    return "fps{}-n{}-ls{}-q{}".format(*(grid.get(k, "?") for k in GRID_KEYS))
+
+
+def expected_frames(run: dict[str, Any], grid: dict[str, Any] | None) -> int | None:
+    dur, fps = _num(run.get("duration_s")), _num((grid or {}).get("fps"))
+    mf = _int((grid or {}).get("max_frames"))
+    if dur is None or fps is None or mf is None:
+        return None
+    return min(math.ceil(dur * fps), mf)
+
+
+def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = None) -> None:
+    """Fill a scorer Cell's caveat fields from its run record (native run.json or a Harbor Protocol A
+    trial's agent/run.json)."""
+    cell.reasoning_effort = reasoning_effort_of(run)
+    sha = run.get("condition_sha256")
+    cell.condition_sha256 = sha if isinstance(sha, str) else None
+    tr = run.get("transport")
+    cell.transport = tr if isinstance(tr, str) else (str(tr.get("kind")) if isinstance(tr, dict) else None)
+    grid = declared_grid(run, conditions_dir)
+    cell.grid = grid_label(grid) if grid else None
+    degs = [d for d in (run.get("degradations") or []) if isinstance(d, dict)] \
+        if isinstance(run.get("degradations"), list) else []
+    why = [str(d.get("kind") or "?") for d in degs]
+    sampling = run.get("sampling") if isinstance(run.get("sampling"), dict) else {}
+    q_eff, q_decl = _int(sampling.get("jpeg_q")), _int((grid or {}).get("jpeg_q"))
+    if q_eff is not None and q_decl is not None and q_eff > q_decl and "jpeg_q" not in why:
+        why.append("jpeg_q")
+    cell.frames_used = _int(run.get("frames_used"))
+    exp = expected_frames(run, grid)
+    if cell.frames_used is not None and exp is not None and cell.frames_used < exp and "max_frames" not in why:
+        why.append("frames")
+    if run.get("degraded") is True and not why:
+        why.append("degraded")
+    cell.degradations = ",".join(dict.fromkeys(why))
+    cell.degraded = bool(why)
+    cell.truncated = run.get("protocol_complete") is False
+    cell.n_json_blocks = _int(run.get("n_json_blocks"))
+    cell.recall_ceiling = _num(run.get("t1_recall_ceiling"))
+    cell.turns_used = _int(run.get("turns_used"))
+    audit = run.get("audit")
+    if cell.protocol == "B" or isinstance(audit, dict):
+        cell.audit_verdict = str(audit.get("verdict")) if isinstance(audit, dict) and audit.get("verdict") \
+            else "none"
+
+
+# --------------------------------------------------------------------------------------------------
+# Harbor transcripts: the Protocol B egress audit over an agent's trajectory
+# --------------------------------------------------------------------------------------------------
+def atif_lines(traj: dict[str, Any]) -> tuple[list[str], int, set[str]]:
+    """An ATIF trajectory (Harbor's agent/trajectory.json) as transcript lines in the audit's
+    convention (video_arena/protocol_b/audit.py): each agent step becomes one `{"role": "agent", ...}`
+    line holding its message, reasoning and tool calls; every other step (user, system, the tool
+    observations) is tool output and is not scanned.  Returns (lines, agent turns, reasoning efforts)."""
+    lines, turns, efforts = [], 0, set()
+    stack = [traj]
+    while stack:
+        t = stack.pop()
+        for step in t.get("steps") or []:
+            if not isinstance(step, dict) or step.get("source") != "agent":
+                continue
+            if not step.get("is_copied_context"):
+                turns += 1
+            if step.get("reasoning_effort") not in (None, ""):
+                efforts.add(str(step["reasoning_effort"]))
+            msg = step.get("message")
+            if isinstance(msg, list):
+                msg = "\n".join(str(p.get("text") or "") for p in msg if isinstance(p, dict))
+            text = "\n".join(x for x in (str(msg or ""), str(step.get("reasoning_content") or "")) if x)
+            calls = [{"function": {"name": str(c.get("function_name") or ""), "arguments": c.get("arguments") or {}}}
+                     for c in step.get("tool_calls") or [] if isinstance(c, dict)]
+            lines.append(json.dumps({"role": "agent", "text": text, "tool_calls": calls}))
+        stack.extend(s for s in t.get("subagent_trajectories") or [] if isinstance(s, dict))
+    return lines, turns, efforts
+
+
+def audit_harbor_agent(agent_dir: Path) -> dict[str, Any]:
+    """{verdict, audit record, turns_used, reasoning efforts, source} for a Harbor trial's agent/ folder:
+    the ATIF trajectory.json when there is one, else claude-code's stream-json log; neither: unaudited."""
+    from video_arena.protocol_b.audit import audit_texts, turns_reported
+
+    traj_path = agent_dir / "trajectory.json"
+    cc_path = agent_dir / "claude-code.txt"
+    if traj_path.is_file():
+        doc, err = read_json_object(traj_path, MAX_TRANSCRIPT_BYTES)
+        if doc is None:
+            return {"verdict": "unaudited", "audit": None, "turns_used": None, "efforts": set(),
+                    "source": f"trajectory.json {err}"}
+        lines, turns, efforts = atif_lines(doc)
+        audit = audit_texts([("trajectory", "\n".join(lines))])
+        return {"verdict": audit["verdict"], "audit": audit, "turns_used": turns, "efforts": efforts,
+                "source": "trajectory.json"}
+    if cc_path.is_file():
+        try:
+            data, size = read_bounded(cc_path, MAX_TRANSCRIPT_BYTES)
+        except OSError as exc:
+            data, size = None, 0
+            why = f"claude-code.txt unreadable ({exc.strerror or exc})"
+        if data is not None and size <= MAX_TRANSCRIPT_BYTES:
+            text = data.decode("utf-8", "replace")
+            audit = audit_texts([("claude-code", text)])
+            return {"verdict": audit["verdict"], "audit": audit, "turns_used": turns_reported(text),
+                    "efforts": set(), "source": "claude-code.txt"}
+        if data is not None:
+            why = f"claude-code.txt larger than {MAX_TRANSCRIPT_BYTES} bytes"
+        return {"verdict": "unaudited", "audit": None, "turns_used": None, "efforts": set(), "source": why}
+    return {"verdict": "unaudited", "audit": None, "turns_used": None, "efforts": set(),
+            "source": "no agent/trajectory.json or agent/claude-code.txt"}
+
+
+# --------------------------------------------------------------------------------------------------
+# mixing
+# --------------------------------------------------------------------------------------------------
+def dimension_value(cell, dim: str) -> Any:
+    return getattr(cell, dim if dim != "tolerance_s" else "run_tolerance_s", None)
+
+
+def _show(dim: str, v: Any) -> str:
+    if v is None:
+        return "(not recorded)"
+    if dim == "condition_sha256":
+        return str(v)[:12]
+    return f"{v:g} s" if dim == "tolerance_s" and isinstance(v, float) else str(v)
+
+
+def tally(cells: Iterable, dim: str) -> dict[Any, int]:
+    out: dict[Any, int] = {}
+    for c in cells:
+        v = dimension_value(c, dim)
+        out[v] = out.get(v, 0) + 1
+    return out
+
+
+def mixing(cells: list, dims: Iterable[str] = MIX_DIMENSIONS) -> list[str]:
+    """One line per dimension on which the cells differ, naming the values and their cell counts.
+    Protocol A's condition dimensions are compared among Protocol A cells only."""
+    out = []
+    for dim in dims:
+        pool = cells
+        if dim in ("condition_sha256", "grid", "transport"):
+            pool = [c for c in cells if c.protocol == "A"]
+        t = tally(pool, dim)
+        if dim == "tolerance_s":  # a record that names none was made for the benchmark's
+            t = {k: n for k, n in t.items() if k is not None}
+        if len(t) > 1:
+            out.append(f"{dim}: " + " vs ".join(f"{_show(dim, v)} ({n} cell{'s' if n != 1 else ''})"
+                                                 for v, n in sorted(t.items(), key=lambda kv: -kv[1])))
+    return out
+
+
+def compare_mixing(a_cells: list, b_cells: list) -> list[str]:
+    """What differs between two systems' scored cells on the shared games (condition, grid, transport,
+    tolerance), when both ran the same protocol; across protocols only the tolerance is compared."""
+    pa = {c.protocol for c in a_cells} - {None}
+    pb = {c.protocol for c in b_cells} - {None}
+    dims = COMPARE_DIMENSIONS if (pa == pb == {"A"}) else ("tolerance_s",)
+    out = []
+    for dim in dims:
+        ta, tb = tally(a_cells, dim), tally(b_cells, dim)
+        if dim == "tolerance_s":
+            ta = {k: v for k, v in ta.items() if k not in (None, 3.0)} or {3.0: 0}
+            tb = {k: v for k, v in tb.items() if k not in (None, 3.0)} or {3.0: 0}
+        if set(ta) != set(tb):
+            out.append(f"{dim}: A has {', '.join(_show(dim, v) for v in ta)}; "
+                       f"B has {', '.join(_show(dim, v) for v in tb)}")
+    return out
