@@ -387,6 +387,7 @@ def test_unusable_ground_truth_counts_missing_and_exits_1(tree, capsys):
     cell(res, "chess", c[0], oracle())
     cell(res, "chess", c[1], oracle())
     (tasks / "chess" / "gt" / f"{c[1]}.json").write_text('{"format": "wrong"}')
+    (tasks / "chess" / "manifest.json").unlink()  # with a manifest this is an integrity error (test_scoring_caveats)
     assert cli.main([str(res), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "0"]) == 1
     assert "ground truth is unusable" in capsys.readouterr().err
 

@@ -10,8 +10,6 @@ hand-made documents against Harbor's own models when Harbor is installed.
 from __future__ import annotations
 
 import json
-import random
-import string
 from pathlib import Path
 
 import pytest
@@ -23,118 +21,12 @@ from video_arena.scoring.judge_loader import load_judge
 
 J = load_judge()
 
-from scoring_helpers import EVENTS, FIELDS, gt_doc, make_tasks  # noqa: E402
+from scoring_helpers import (AGENT, EVENTS, FIELDS, gt_doc, make_job, make_tasks, rewards_of,  # noqa: E402
+                             trial)
 ORACLE = {"events": [{k: e[k] for k in FIELDS} for e in EVENTS]}
 HALF = {"events": ORACLE["events"][:2]}                                  # every F1 2/3
 SHIFTED = {"events": [dict(r, t=r["t"] + 5) for r in ORACLE["events"]]}  # 0.0
 ZEROS = {"reward": 0.0, "t1_f1": 0.0, "t2_macro_acc": 0.0, "t3_macro_acc": 0.0}
-
-
-def rewards_of(answer: dict | None) -> dict:
-    """What the dataset's verifier writes: the judge's reward_of (computed here, not typed in)."""
-    return J.reward_of(J.judge(gt_doc("chess", "x"), None if answer is None else json.dumps(answer)))
-
-
-AGENT = {"name": "terminus-2", "import_path": None, "model_name": "openai/m1", "base_url": None,
-         "model_api_key_name": None, "model_api_format": None, "skip_model_parsing": False, "n_concurrent": None,
-         "concurrency_group": None, "skills": [], "override_timeout_sec": None,
-         "override_setup_timeout_sec": None, "max_timeout_sec": None, "resume_trajectory": False,
-         "load_trajectory": None, "extra_allowed_hosts": [], "kwargs": {"max_turns": 200}, "mcp_servers": []}
-ENVIRONMENT = {"type": "docker", "import_path": None, "force_build": False, "delete": True, "stream": False,
-               "cpu_enforcement_policy": "auto", "memory_enforcement_policy": "auto", "override_cpus": None,
-               "override_memory_mb": None, "override_storage_mb": None, "override_gpus": None,
-               "override_tpu": None, "mounts": None, "extra_docker_compose": [], "kwargs": {},
-               "extra_allowed_hosts": []}
-MULTIPLIERS = {"timeout_multiplier": 1.0, "agent_timeout_multiplier": None, "verifier_timeout_multiplier": None,
-               "agent_setup_timeout_multiplier": None, "environment_build_timeout_multiplier": None}
-
-
-def make_job(jobs: Path, name: str, n_attempts: int = 1, model: str = "openai/m1") -> Path:
-    job = jobs / name
-    job.mkdir(parents=True)
-    cfg = {"schema_version": 1, "job_name": name, "jobs_dir": "jobs", "n_attempts": n_attempts,
-           "install_only": False, "skip_credential_checks": False, **MULTIPLIERS, "debug": False,
-           "n_concurrent_trials": 4, "quiet": False,
-           "retry": {"max_retries": 0, "include_exceptions": None, "exclude_exceptions": ["AgentTimeoutError"],
-                     "wait_multiplier": 1.0, "min_wait_sec": 1.0, "max_wait_sec": 60.0},
-           "override_error_policy": {}, "environment": ENVIRONMENT,
-           "verifier": {"override_timeout_sec": None, "max_timeout_sec": None, "disable": False},
-           "metrics": [], "agents": [dict(AGENT, model_name=model)], "user_agent": None,
-           "datasets": [{"path": "harbor/video-arena"}], "tasks": [], "artifacts": [],
-           "extra_instruction_paths": [], "extra_instructions": [], "source_jobs": []}
-    (job / "config.json").write_text(json.dumps(cfg, indent=4))
-    (job / "lock.json").write_text("{}")
-    (job / "job.log").write_text("")
-    return job
-
-
-_rng = random.Random(7)
-
-
-def trial(job: Path, game: str, case_id: str, answer: dict | None, *, rewards: dict | None | str = "judge",
-          exception: str | None = None, message: str = "boom", verifier_ran: bool = True,
-          result: bool = True, judge_case: dict | None = None, started_at: str = "2026-01-01T00:00:00Z",
-          model: str = "openai/m1") -> Path:
-    """One trial folder.  `answer` None: no artifact collected.  `rewards`: "judge" = what the dataset's
-    verifier writes for this answer; a dict: that reward.json; None: no verifier result."""
-    taskdir = f"{game}-{case_id}"
-    name = f"{taskdir[:32]}__{''.join(_rng.choices(string.ascii_letters + string.digits, k=7))}"
-    d = job / name
-    for sub in ("agent", "verifier", "artifacts"):
-        (d / sub).mkdir(parents=True)
-    tcfg = {"schema_version": 1,
-            "task": {"path": f"harbor/video-arena/{taskdir}", "git_url": None, "git_commit_id": None,
-                     "name": None, "ref": None, "overwrite": False, "download_dir": None, "source": "video-arena"},
-            "trial_name": name, "trials_dir": f"jobs/{job.name}", "install_only": False, **MULTIPLIERS,
-            "agent": dict(AGENT, model_name=model), "user_agent": None, "environment": ENVIRONMENT,
-            "verifier": {"override_timeout_sec": None, "max_timeout_sec": None, "disable": False},
-            "override_error_policy": {}, "artifacts": [], "extra_instruction_paths": [], "extra_instructions": [],
-            "job_id": "6f1b8a4e-0000-4000-8000-000000000000", "source_trial": None}
-    (d / "config.json").write_text(json.dumps(tcfg, indent=4))
-    (d / "trial.log").write_text("")
-    manifest = [{"source": "/app/answer.json", "destination": None, "service": "main",
-                 "status": "ok" if answer is not None else "failed"}]
-    (d / "artifacts" / "manifest.json").write_text(json.dumps(manifest))
-    if answer is not None:
-        (d / "artifacts" / "app").mkdir()
-        (d / "artifacts" / "app" / "answer.json").write_text(json.dumps(answer))
-    if rewards == "judge":
-        rewards = rewards_of(answer)
-    if verifier_ran and rewards is not None:
-        (d / "verifier" / "reward.json").write_text(json.dumps(rewards))
-        (d / "verifier" / "judge.json").write_text(json.dumps({
-            "format": "video-arena-harbor-verifier/1", "error": None,
-            "case": judge_case or {"game": game, "case_id": case_id, "protocol": "B",
-                                   "task_name": f"video-arena/{taskdir}"},
-            "answer_state": "wrote" if answer is not None else "missing", "rewards": rewards}))
-        (d / "verifier" / "test-stdout.txt").write_text("reward: " + json.dumps(rewards) + "\n")
-    exc_info = None
-    if exception:
-        exc_info = {"exception_type": exception, "exception_message": message,
-                    "exception_traceback": f"Traceback (most recent call last):\n{exception}: {message}\n",
-                    "occurred_at": started_at}
-        (d / "exception.txt").write_text(exc_info["exception_traceback"])
-    if not result:
-        return d
-    timing = {"started_at": started_at, "finished_at": started_at}
-    vr = {"rewards": rewards} if (verifier_ran and rewards is not None) else None
-    # Harbor 0.26's computed reward_valid: rewards present and every exception's policy keeps the reward
-    valid_types = {"AgentTimeoutError", "NonZeroAgentExitCodeError", "RuntimeError"}  # RuntimeError: unknown type
-    doc = {"schema_version": 1, "id": "0b7e9c1a-1111-4111-8111-111111111111",
-           "task_name": f"video-arena/{taskdir}", "trial_name": name, "trial_uri": f"file:///jobs/{job.name}/{name}",
-           "task_id": {"path": f"harbor/video-arena/{taskdir}"}, "source": "video-arena",
-           "task_checksum": "0" * 64, "config": tcfg,
-           "agent_info": {"name": "terminus-2", "version": "2.0.0",
-                          "model_info": {"name": model.split("/")[-1], "provider": model.split("/")[0]}},
-           "agent_result": {"n_input_tokens": 100, "n_cache_tokens": 0, "n_output_tokens": 10, "cost_usd": None,
-                            "model_usage": None, "rollout_details": None, "metadata": None},
-           "verifier_result": vr, "verifier_environment_mode": "separate" if vr else None,
-           "exception_info": exc_info, "started_at": started_at, "finished_at": started_at,
-           "environment_setup": timing, "agent_setup": timing, "agent_execution": timing,
-           "verifier": timing if vr else None, "step_results": None,
-           "reward_valid": bool(vr and vr["rewards"]) and (exception is None or exception in valid_types)}
-    (d / "result.json").write_text(json.dumps(doc, indent=4))
-    return d
 
 
 def score(path, tasks, **kw):

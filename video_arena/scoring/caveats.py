@@ -102,13 +102,16 @@ def _int(v: Any) -> int | None:
     return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def reasoning_effort_of(run: dict[str, Any]) -> str | None:
-    """The reasoning effort a run record says it ran with: `reasoning_effort` (top level), else
-    `request_params.reasoning_effort`, else the agent template's (`agent.reasoning_effort`)."""
-    for place in (run, run.get("request_params"), run.get("agent")):
-        if isinstance(place, dict) and place.get("reasoning_effort") not in (None, ""):
-            return str(place["reasoning_effort"])
-    return None
+def reasoning_effort_of(run: dict[str, Any]) -> tuple[str | None, bool]:
+    """(the reasoning effort a run record says it ran with, whether it says anything about it):
+    `reasoning_effort` (top level), else `request_params.reasoning_effort`, else the agent template's
+    (`agent.reasoning_effort`).  A record holding the key with null states "none sent"; a record
+    without the key says nothing (an older runner), and is not counted as a different effort."""
+    places = [p for p in (run, run.get("request_params"), run.get("agent")) if isinstance(p, dict)]
+    for place in places:
+        if place.get("reasoning_effort") not in (None, ""):
+            return str(place["reasoning_effort"]), True
+    return None, any("reasoning_effort" in p for p in places)
 
 
 @functools.lru_cache(maxsize=64)
@@ -165,7 +168,7 @@ def expected_frames(run: dict[str, Any], grid: dict[str, Any] | None) -> int | N
 def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = None) -> None:
     """Fill a scorer Cell's caveat fields from its run record (native run.json or a Harbor Protocol A
     trial's agent/run.json)."""
-    cell.reasoning_effort = reasoning_effort_of(run)
+    cell.reasoning_effort, cell.effort_recorded = reasoning_effort_of(run)
     sha = run.get("condition_sha256")
     cell.condition_sha256 = sha if isinstance(sha, str) else None
     tr = run.get("transport")
@@ -292,6 +295,8 @@ def mixing(cells: list, dims: Iterable[str] = MIX_DIMENSIONS) -> list[str]:
         pool = cells
         if dim in ("condition_sha256", "grid", "transport"):
             pool = [c for c in cells if c.protocol == "A"]
+        elif dim == "reasoning_effort":  # a record silent about it is unknown, not another effort
+            pool = [c for c in cells if c.effort_recorded]
         t = tally(pool, dim)
         if dim == "tolerance_s":  # a record that names none was made for the benchmark's
             t = {k: n for k, n in t.items() if k is not None}

@@ -289,13 +289,15 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> dict[str, Any] | None:
         return run
     cfg = (trial.result or {}).get("config") or trial.config or {}
     kwargs = ((cfg.get("agent") or {}).get("kwargs") or {}) if isinstance(cfg, dict) else {}
-    if isinstance(kwargs, dict) and kwargs.get("reasoning_effort") not in (None, ""):
-        cell.reasoning_effort = str(kwargs["reasoning_effort"])
+    if isinstance(kwargs, dict) and "reasoning_effort" in kwargs:
+        cell.effort_recorded = True
+        if kwargs["reasoning_effort"] not in (None, ""):
+            cell.reasoning_effort = str(kwargs["reasoning_effort"])
     if cell.protocol != "A":
         a = CV.audit_harbor_agent(agent)
         cell.audit_verdict, cell.turns_used, cell.audit_source = a["verdict"], a["turns_used"], a["source"]
-        if cell.reasoning_effort is None and a["efforts"]:
-            cell.reasoning_effort = ",".join(sorted(a["efforts"]))
+        if not cell.effort_recorded and a["efforts"]:
+            cell.reasoning_effort, cell.effort_recorded = ",".join(sorted(a["efforts"])), True
     return None
 
 

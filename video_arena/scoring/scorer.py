@@ -93,6 +93,7 @@ class Cell:
     warnings: list[str] = field(default_factory=list)
     # caveats and the declared condition (video_arena/scoring/caveats.py)
     reasoning_effort: str | None = None
+    effort_recorded: bool = False
     condition_sha256: str | None = None
     grid: str | None = None
     transport: str | None = None
