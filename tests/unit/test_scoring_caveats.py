@@ -205,7 +205,7 @@ def test_automatic_fallbacks_are_caveats_not_mixing(tree):
     tmp, tasks, ids = tree
     res = tmp / "fallbacks"
     c = ids["chess"]
-    write_cell(res, a_run("chess", c[0]))
+    write_cell(res, a_run("chess", c[0], sampling=_grid(fps=1.0)))   # 1.0 and 1 are the same grid
     write_cell(res, a_run("chess", c[1], sampling=_grid(jpeg_q=6), degraded=True,
                           degradations=[{"kind": "jpeg_q", "from": 4, "to": 5, "why": "body over cap"},
                                         {"kind": "jpeg_q", "from": 5, "to": 6, "why": "HTTP 413"}]))

@@ -154,7 +154,9 @@ def declared_grid(run: dict[str, Any], conditions_dir: Path | None = None) -> di
 def grid_label(grid: dict[str, Any] | None) -> str:
     if not grid:
         return "-"
-    return "fps{}-n{}-ls{}-q{}".format(*(grid.get(k, "?") for k in GRID_KEYS))
+    def show(v: Any) -> str:  # 1 and 1.0 are the same grid
+        return f"{v:g}" if _num(v) is not None else str(v if v is not None else "?")
+    return "fps{}-n{}-ls{}-q{}".format(*(show(grid.get(k)) for k in GRID_KEYS))
 
 
 def expected_frames(run: dict[str, Any], grid: dict[str, Any] | None) -> int | None:
