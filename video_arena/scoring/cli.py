@@ -2,7 +2,7 @@
 
     video-arena score RESULTS|JOB [--tasks-root DIR] [--compare OTHER_RESULTS] [--csv OUT] [--cells-csv OUT]
                       [--json OUT] [--plot OUT.png] [--bootstrap N] [--seed S] [--verify-requests]
-                      [--tolerance S]
+                      [--tolerance S] [--allow-mixed] [--exclude-flagged] [--report md [--report-out OUT.md]]
     video-arena judge GT ANSWER [--tolerance S]
 
 RESULTS is a folder `<game>/<case_id>/{run.json, answer.json}` as both native runners write it; JOB is
@@ -13,7 +13,11 @@ trial whose Harbor reward differs from the re-judged one is reported (exit 1).
 Rules (docs/SCORING.md): missing cells (no run.json, harness_error, no answer.json) are left out of
 every mean and counted; cells that ran and left no answer (B never_wrote/deleted, A no_answer) score
 0.0, stay in the mean and are counted in the 0-row column; the overall row is the mean of the game
-means; comparing two systems diffs them on the games both scored.
+means; comparing two systems diffs them on the games both scored.  Every scored cell's caveats
+(degraded, truncated, multi-block, audit not clean, recall ceiling, reasoning effort) are counted per
+game and overall; a table whose cells differ in condition, model, protocol, tolerance or reasoning
+effort is refused (exit 2) unless --allow-mixed, which marks it DIAGNOSTIC; an answer or a ground truth
+that is not the one recorded (answer_sha256, manifest.json) is an integrity error (exit 1).
 """
 from __future__ import annotations
 

@@ -160,4 +160,4 @@ def markdown_report(systems: list[S.SystemScore], comparison: dict[str, Any] | N
             "several answer objects (the one with the most rows was scored); audit not clean: the egress audit "
             "flagged or could not check the agent's transcript. The overall is the unweighted mean of the game "
             "means; its interval resamples every game independently.", ""]
-    return "\n".join(out)
+    return "\n".join(out)  # ends with a newline (the last item is "")
