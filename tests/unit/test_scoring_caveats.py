@@ -447,3 +447,19 @@ def test_markdown_report(tree):
     assert r["rc"] == 2 and "model: " in r["err"]
     r = run_cli(tmp, res, tasks, "--report", "md", "--allow-mixed")
     assert r["rc"] == 0 and "> **DIAGNOSTIC** (`--allow-mixed`)" in r["out"]
+
+
+def test_symlinked_answer_is_not_followed_and_unmanifested_gt_is_named(tmp_path):
+    tasks = tmp_path / "tasks"
+    ids = make_tasks(tasks, {"chess": 2}, manifest=False)
+    res = tmp_path / "res"
+    c = ids["chess"]
+    d = write_cell(res, b_run("chess", c[0]), None)
+    (d / "answer.json").symlink_to(tasks / "chess" / "gt" / f"{c[0]}.json")  # the truth, as an "answer"
+    write_cell(res, b_run("chess", c[1]))
+    r = run_cli(tmp_path, res, tasks)
+    assert r["rc"] == 0, r["err"]
+    assert r["cells"][c[0]]["status"] == "scored" and r["cells"][c[0]]["reward"] == "0.0"
+    assert r["cells"][c[0]]["answer_check"] == "unreadable"
+    assert "ground truth not checked against a manifest (no manifest.json): chess" in r["out"]
+    assert r["json"]["systems"][0]["ground_truth_unchecked"] == ["chess"]
