@@ -425,7 +425,8 @@ def test_markdown_report(tree):
     tmp, tasks, ids = tree
     res = tmp / "md"
     c = ids["chess"]
-    write_cell(res, a_run("chess", c[0], protocol_complete=False))
+    tk = {"toolkit_version": "0.1.0", "judge_version": "1.0.0", "git_commit": "ab" * 20, "git_dirty": True}
+    write_cell(res, a_run("chess", c[0], protocol_complete=False, toolkit=tk))
     write_cell(res, a_run("chess", c[1]), HALF)
     write_cell(res, a_run("go", ids["go"][0]), SHIFTED)
     out_md = tmp / "paper" / "appendix.md"
@@ -440,6 +441,8 @@ def test_markdown_report(tree):
     assert "| chess | 2/3 | 0 | 1 | 0 | 0 | 1 | 0 | 0 |" in md           # caveats: truncated 1
     assert "- Condition (SHA-256, first 12): " in md and "fps1-n256-ls768-q4 (3)" in md
     assert "- Answers checked against the run record's SHA-256: ok (3)" in md
+    [tk_line] = [ln for ln in md.splitlines() if ln.startswith("- Toolkit that made the runs")]
+    assert "0.1.0 abababababab dirty judge 1.0.0 (1)" in tk_line and "(not recorded) (2)" in tk_line
     assert "/tmp" not in md and str(tmp) not in md   # nothing of this machine's paths
     # refused the same way as the text table
     write_cell(res, a_run("go", ids["go"][1], model="other"))

@@ -167,9 +167,22 @@ def expected_frames(run: dict[str, Any], grid: dict[str, Any] | None) -> int | N
     return min(math.ceil(dur * fps), mf)
 
 
+def toolkit_label(run: dict[str, Any]) -> str | None:
+    """'<toolkit version> <commit[:12]>[ dirty]' from the run record's `toolkit` block
+    (video_arena/toolkit_info.py), None when the runner did not record one."""
+    tk = run.get("toolkit")
+    if not isinstance(tk, dict):
+        return None
+    commit = tk.get("git_commit")
+    dirty = {True: " dirty", None: " dirty?", False: ""}.get(tk.get("git_dirty"), " dirty?")
+    return (f"{tk.get('toolkit_version') or '?'} {str(commit)[:12] if commit else 'no-git'}"
+            f"{dirty if commit else ''} judge {tk.get('judge_version') or '?'}")
+
+
 def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = None) -> None:
     """Fill a scorer Cell's caveat fields from its run record (native run.json or a Harbor Protocol A
     trial's agent/run.json)."""
+    cell.toolkit = toolkit_label(run)
     cell.reasoning_effort, cell.effort_recorded = reasoning_effort_of(run)
     sha = run.get("condition_sha256")
     cell.condition_sha256 = sha if isinstance(sha, str) else None

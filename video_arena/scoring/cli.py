@@ -198,7 +198,8 @@ CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "mod
                "n_matched_strict", "reward", "t1_f1", "t2_macro_acc", "t3_macro_acc", "t2_zero_filled",
                "t3_zero_filled", "format_error", "degraded", "degradations", "truncated", "n_json_blocks",
                "multi_block", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",
-               "condition_sha256", "grid", "transport", "run_tolerance_s", "instruction_current", "warnings"]
+               "condition_sha256", "grid", "transport", "run_tolerance_s", "instruction_current", "toolkit",
+               "warnings"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -82,6 +82,7 @@ def _conditions(s: S.SystemScore) -> list[str]:
         out.append(f"- Declared sampling grid (fps, max stills, longest side, JPEG q): {_tally(cond['grid'])}")
     if any(k != "(not recorded)" for k in cond["transport"]):
         out.append(f"- Transport: {_tally(cond['transport'])}")
+    out.append(f"- Toolkit that made the runs (version, commit, judge): {_esc(_tally(cond['toolkit']))}")
     out.append(f"- Matching tolerance: {s.tolerance_s:g} s"
                + (" (DIAGNOSTIC: the benchmark's is 3 s)" if s.tolerance_diagnostic else ""))
     checks = S._tally(c.answer_check for c in s.cells() if c.status == S.STATUS_SCORED)

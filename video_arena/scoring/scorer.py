@@ -94,6 +94,8 @@ class Cell:
     # caveats and the declared condition (video_arena/scoring/caveats.py)
     reasoning_effort: str | None = None
     effort_recorded: bool = False
+    #: the run record's toolkit provenance (version, commit, dirty flag, judge version), if any
+    toolkit: str | None = None
     condition_sha256: str | None = None
     grid: str | None = None
     transport: str | None = None
@@ -143,7 +145,7 @@ class Cell:
             "degradations": self.degradations, "truncated": self.truncated, "n_json_blocks": self.n_json_blocks,
             "multi_block": self.multi_block, "t1_recall_ceiling": self.recall_ceiling,
             "frames_used": self.frames_used, "turns_used": self.turns_used, "audit_verdict": self.audit_verdict,
-            "audit_flagged": self.audit_flagged, "answer_check": self.answer_check,
+            "audit_flagged": self.audit_flagged, "answer_check": self.answer_check, "toolkit": self.toolkit,
         }
         for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
             row[k] = rec.get(k) if self.status == STATUS_SCORED else None
@@ -584,7 +586,7 @@ class SystemScore:
         """What the scored cells ran under, per mixing dimension (value -> cells)."""
         scored = [c for c in self.cells() if c.status == STATUS_SCORED]
         return {d: {("(not recorded)" if v is None else str(v)): n for v, n in CV.tally(scored, d).items()}
-                for d in CV.MIX_DIMENSIONS}
+                for d in CV.MIX_DIMENSIONS + ("toolkit",)}
 
     def scored_games(self) -> list[str]:
         return [g for g, gs in self.games.items() if gs.scored]
