@@ -23,6 +23,12 @@ The rules (DESIGN.md "Aggregation", seed 000 "Reporting a comparable number", do
 * Overall: the unweighted mean of the game means; a game with no scored cell drops out and is named.
 * Intervals: percentile bootstrap over the game's scored cells (seeded, deterministic); the overall
   interval resamples every game independently and averages the replicate game means.
+* Caveats (video_arena/scoring/caveats.py): degraded, truncated, multi-block and audit-not-clean cells,
+  the recall ceiling and the reasoning effort are counted per game and overall; the cells' declared
+  conditions are compared (`SystemScore.mixed`: the CLI refuses a mixed table unless --allow-mixed).
+* Integrity: an answer whose SHA-256 is not its run record's `answer_sha256`, or a ground truth whose
+  SHA-256 is not the manifest's, is **corrupt**: never scored, listed, exit 1.  Answers are read with a
+  bound (the judge's cap + 1 byte).
 """
 from __future__ import annotations
 
@@ -353,7 +359,7 @@ class GroundTruthCheck:
         if manifest is not None:
             want = manifest.get(case_id)
             try:
-                data, size = CV.read_bounded(gt_path, 1 << 30)
+                data, size = CV.read_bounded(gt_path, 1 << 28)
                 got = sha256_bytes(data)
             except OSError as exc:
                 return None, f"{gt_path.name}: unreadable ({exc.strerror or exc})", False
