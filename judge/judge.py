@@ -32,6 +32,7 @@ import argparse
 import json
 import math
 import os
+import stat
 import sys
 from collections import defaultdict
 
@@ -69,12 +70,37 @@ def _loads(data):
     return json.loads(data, parse_constant=_reject_constant)
 
 
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _norm(value):
     return value.strip().lower()
 
 
 def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _finite_float(value):
+    """float(value) for a JSON number, or None when it is not one or not finite (an int like 10**400
+    is a valid JSON number that no float can hold)."""
+    if not _is_number(value):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def check_tolerance(tolerance):
+    """The matching tolerance as a float; ValueError unless it is a finite number >= 0."""
+    t = _finite_float(tolerance)
+    if t is None or t < 0:
+        raise ValueError(f"tolerance must be a finite number of seconds >= 0, got {_short(tolerance)}")
+    return t
 
 
 def check_rows(rows, spec, what="row"):
@@ -99,9 +125,9 @@ def check_rows(rows, spec, what="row"):
         t = row["t"]
         if not _is_number(t):
             return None, f"{what} {i}: 't' must be a number, got {type(t).__name__}"
-        t = float(t)
-        if not math.isfinite(t) or t < 0:
-            return None, f"{what} {i}: 't' must be a finite number >= 0, got {row['t']!r}"
+        t = _finite_float(t)
+        if t is None or t < 0:
+            return None, f"{what} {i}: 't' must be a finite number >= 0, got {_short(row['t'])}"
         norm = {"t": t}
         for f in TEXT_FIELDS:
             v = row[f]
@@ -139,8 +165,7 @@ def validate_gt(gt):
         raise GroundTruthError(err)
     for i, row in enumerate(gt[ROOT_KEY]):
         for f in ("v_before", "v_after"):
-            v = row.get(f)
-            if not _is_number(v) or not math.isfinite(float(v)):
+            if _finite_float(row.get(f)) is None:
                 raise GroundTruthError(f"ground-truth row {i}: {f!r} must be a finite number")
     return gt
 
@@ -162,7 +187,7 @@ def parse_answer(answer, spec):
     if isinstance(answer, (bytes, bytearray, str)):
         size = len(answer)
         if size > MAX_ANSWER_BYTES:
-            return None, f"answer is {size} bytes, more than the {MAX_ANSWER_BYTES} the judge accepts"
+            return None, _too_large(size)
         if not (answer.strip() if isinstance(answer, str) else bytes(answer).strip()):
             return None, "answer is empty"
         try:
@@ -322,9 +347,7 @@ def judge(gt, answer, tolerance=TOLERANCE_S):
     Never raises on an answer; raises GroundTruthError only if `gt` itself is malformed.
     """
     validate_gt(gt)
-    tolerance = float(tolerance)
-    if not math.isfinite(tolerance) or tolerance < 0:
-        raise ValueError("tolerance must be a finite number >= 0")
+    tolerance = check_tolerance(tolerance)
     gt_rows, _ = check_rows(gt[ROOT_KEY], gt["spec"])
     try:
         pred, err = parse_answer(answer, gt["spec"])
@@ -358,25 +381,67 @@ def judge(gt, answer, tolerance=TOLERANCE_S):
     return rec
 
 
-def judge_files(gt_path, answer_path, tolerance=TOLERANCE_S):
-    """Judge files on disk.  A missing, unreadable or oversized answer file scores 0.0."""
-    gt = load_gt(gt_path)
-    answer, err = None, None
+def read_answer_file(path, follow_symlinks=True):
+    """Read an answer file without trusting it.
+
+    Returns (bytes, None, None) or (None, reason, kind), kind one of "missing", "not_regular" (a
+    folder, a FIFO, or with follow_symlinks=False a symlink), "too_large", "unreadable".  The size is
+    checked on the open file before reading, and never more than MAX_ANSWER_BYTES + 1 bytes are read
+    (a file that grows while it is read is still cut there).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        if not os.path.exists(answer_path):
-            err = f"no answer file at {answer_path}"
-        elif not os.path.isfile(answer_path):
-            err = f"{answer_path} is not a regular file"
-        elif os.path.getsize(answer_path) > MAX_ANSWER_BYTES:
-            err = (f"answer is {os.path.getsize(answer_path)} bytes, more than the "
-                   f"{MAX_ANSWER_BYTES} the judge accepts")
-        else:
-            with open(answer_path, "rb") as fh:
-                answer = fh.read()
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return None, f"{path} is a symlink to nothing, not a regular file", "not_regular"
+        return None, f"no answer file at {path}", "missing"
     except OSError as exc:
-        err = f"cannot read answer {answer_path}: {exc}"
+        if not follow_symlinks and os.path.islink(path):
+            return None, f"{path} is a symlink, not a regular file", "not_regular"
+        return None, f"cannot read answer {path}: {exc.strerror or exc}", "unreadable"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, f"{path} is not a regular file", "not_regular"
+        if st.st_size > MAX_ANSWER_BYTES:
+            return None, _too_large(st.st_size), "too_large"
+        chunks, left = [], MAX_ANSWER_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > MAX_ANSWER_BYTES:
+            return None, _too_large(f"over {MAX_ANSWER_BYTES}"), "too_large"
+        return data, None, None
+    except OSError as exc:
+        return None, f"cannot read answer {path}: {exc.strerror or exc}", "unreadable"
+    finally:
+        os.close(fd)
+
+
+def _too_large(size):
+    return f"answer is {size} bytes, more than the {MAX_ANSWER_BYTES} the judge accepts"
+
+
+def no_answer_record(gt, reason, tolerance=TOLERANCE_S):
+    """The record of an answer that could not be read at all: 0.0 everywhere, `reason` as format_error."""
+    return _empty_record(len(gt[ROOT_KEY]), check_tolerance(tolerance), reason)
+
+
+def judge_files(gt_path, answer_path, tolerance=TOLERANCE_S, follow_symlinks=True):
+    """Judge files on disk.  A missing, unreadable, oversized or (follow_symlinks=False) symlinked
+    answer file scores 0.0."""
+    tolerance = check_tolerance(tolerance)
+    gt = load_gt(gt_path)
+    answer, err, _kind = read_answer_file(answer_path, follow_symlinks)
     if err is not None:
-        return _empty_record(len(gt[ROOT_KEY]), float(tolerance), err)
+        return no_answer_record(gt, err, tolerance)
     return judge(gt, answer, tolerance)
 
 
@@ -384,9 +449,8 @@ def reward_of(record):
     """Harbor's reward.json: four finite floats; a tier the judge could not compute is 0.0."""
     out = {}
     for key in ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc"):
-        v = record.get(key)
-        v = float(v) if _is_number(v) else 0.0
-        out[key] = v if math.isfinite(v) else 0.0
+        v = _finite_float(record.get(key))
+        out[key] = 0.0 if v is None else v
     return out
 
 
@@ -405,23 +469,35 @@ def main(argv=None):
         description="Score one Video-Arena answer against one ground truth; prints the record as JSON.")
     ap.add_argument("gt", help="ground-truth JSON (format %s)" % GT_FORMAT)
     ap.add_argument("answer", help="answer JSON: {\"events\": [rows]}; missing or bad scores 0.0")
-    ap.add_argument("--tolerance", type=float, default=TOLERANCE_S,
+    ap.add_argument("--tolerance", default=str(TOLERANCE_S),
                     help="matching tolerance in seconds (default 3; anything else is a diagnostic)")
     ap.add_argument("--reward-json", metavar="OUT",
                     help="also write Harbor's reward.json here and the full record as judge.json beside it")
     args = ap.parse_args(argv)
     try:
-        record = judge_files(args.gt, args.answer, args.tolerance)
+        try:
+            tolerance = check_tolerance(float(args.tolerance))
+        except ValueError:
+            raise ValueError(f"--tolerance must be a finite number of seconds >= 0, got {args.tolerance!r}")
+        if args.reward_json and (os.path.isdir(args.reward_json) or args.reward_json.endswith(os.sep)):
+            raise ValueError(f"--reward-json {args.reward_json} is a folder; give the file to write, "
+                             f"e.g. {os.path.join(args.reward_json, 'reward.json')}")
+        record = judge_files(args.gt, args.answer, tolerance)
     except (GroundTruthError, ValueError) as exc:
         print(f"judge.py: {exc}", file=sys.stderr)
         return 2
     if args.reward_json:
         out_dir = os.path.dirname(os.path.abspath(args.reward_json))
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, "judge.json"), "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=1)
-        with open(args.reward_json, "w", encoding="utf-8") as fh:
-            json.dump(reward_of(record), fh)
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+            with open(os.path.join(out_dir, "judge.json"), "w", encoding="utf-8") as fh:
+                json.dump(record, fh, indent=1)
+            with open(args.reward_json, "w", encoding="utf-8") as fh:
+                json.dump(reward_of(record), fh)
+        except OSError as exc:
+            print(f"judge.py: cannot write --reward-json {args.reward_json}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
     json.dump(record, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0

@@ -442,3 +442,95 @@ def test_cli_broken_ground_truth_writes_no_reward_and_exits_2(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 2 and "format" in out.stderr
     assert not (tmp_path / "reward.json").exists()  # a harness bug is missing, never 0.0
+
+
+# ---------------------------------------------------------------- edges: huge numbers, tolerance, files
+
+@pytest.mark.parametrize("field", ["t", "v_before", "v_after"])
+def test_ground_truth_number_too_large_for_a_float_is_a_ground_truth_error(J, tmp_path, field):
+    text = json.dumps(gt_of([row(10)])).replace(f'"{field}": {10 if field == "t" else 0.5}', f'"{field}": {10 ** 400}')
+    assert str(10 ** 400) in text
+    (tmp_path / "gt.json").write_text(text)
+    with pytest.raises(J.GroundTruthError, match="finite"):
+        J.load_gt(tmp_path / "gt.json")
+
+
+def test_answer_number_too_large_for_a_float_is_a_format_error(J):
+    rec = J.judge(gt_of([row(10)]), ('{"events": [{"t": %d, "type": "move", "actor": "white", "where": "e4", '
+                                     '"delta": "flat", "state": "even"}]}' % 10 ** 400).encode())
+    assert "'t' must be a finite number" in rec["format_error"] and rec["reward"] == 0.0
+    assert len(rec["format_error"]) < 200  # the 401-digit number is not pasted whole
+
+
+@pytest.mark.parametrize("tol", [float("nan"), float("inf"), -1.0, 10 ** 400, "3", True, None])
+def test_bad_tolerance_is_refused_everywhere(J, tmp_path, tol):
+    gt = gt_of([row(10)])
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    with pytest.raises(ValueError, match="tolerance"):
+        J.judge(gt, answer_of(gt["events"]), tolerance=tol)
+    with pytest.raises(ValueError, match="tolerance"):  # even when the answer file is missing
+        J.judge_files(tmp_path / "gt.json", tmp_path / "missing.json", tolerance=tol)
+
+
+@pytest.mark.parametrize("tol", ["nan", "inf", "-inf", "-0.5", "three"])
+def test_cli_refuses_a_bad_tolerance_in_one_line(tmp_path, tol):
+    gt = gt_of([row(10)])
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "answer.json").write_text(json.dumps(answer_of(gt["events"])))
+    out = subprocess.run([sys.executable, str(JUDGE_FILE), "gt.json", "answer.json", f"--tolerance={tol}",
+                          "--reward-json", "reward.json"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "--tolerance must be a finite number" in out.stderr
+    assert not (tmp_path / "reward.json").exists()
+
+
+def test_cli_reward_json_naming_a_folder_is_a_clear_error(tmp_path):
+    gt = gt_of([row(10)])
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "answer.json").write_text(json.dumps(answer_of(gt["events"])))
+    (tmp_path / "out").mkdir()
+    for target in ("out", "newdir/"):
+        out = subprocess.run([sys.executable, str(JUDGE_FILE), "gt.json", "answer.json", "--reward-json", target],
+                             cwd=tmp_path, capture_output=True, text=True)
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert out.stderr.count("\n") == 1 and "is a folder" in out.stderr and "reward.json" in out.stderr
+    assert list((tmp_path / "out").iterdir()) == [] and not (tmp_path / "newdir").exists()
+    # a file where its folder should be: unwritable even for root
+    out = subprocess.run([sys.executable, str(JUDGE_FILE), "gt.json", "answer.json", "--reward-json",
+                          "answer.json/sub/reward.json"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and "cannot write --reward-json" in out.stderr
+
+
+def test_symlinked_answer_is_followed_only_when_asked(J, tmp_path):
+    gt = gt_of([row(10)])
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "real.json").write_text(json.dumps(answer_of(gt["events"])))
+    (tmp_path / "answer.json").symlink_to(tmp_path / "real.json")
+    assert J.judge_files(tmp_path / "gt.json", tmp_path / "answer.json")["reward"] == 1.0
+    rec = J.judge_files(tmp_path / "gt.json", tmp_path / "answer.json", follow_symlinks=False)
+    assert rec["reward"] == 0.0 and "symlink" in rec["format_error"]
+    data, reason, kind = J.read_answer_file(str(tmp_path / "answer.json"), follow_symlinks=False)
+    assert (data, kind) == (None, "not_regular")
+
+
+def test_answer_read_is_bounded_even_if_the_file_grows_after_the_size_check(J, tmp_path, monkeypatch):
+    big = tmp_path / "answer.json"
+    big.write_bytes(b" " * (J.MAX_ANSWER_BYTES + 5 * 1024 * 1024))
+    real_fstat, real_read = J.os.fstat, J.os.read
+    read_total = []
+
+    class Small:  # fstat as it was before the file grew
+        def __init__(self, st):
+            self.st_mode, self.st_size = st.st_mode, 10
+
+    def read(fd, n):
+        data = real_read(fd, n)
+        read_total.append(len(data))
+        return data
+
+    monkeypatch.setattr(J.os, "fstat", lambda fd: Small(real_fstat(fd)))
+    monkeypatch.setattr(J.os, "read", read)
+    data, reason, kind = J.read_answer_file(str(big))
+    assert data is None and kind == "too_large" and "more than" in reason
+    assert sum(read_total) == J.MAX_ANSWER_BYTES + 1

@@ -9,6 +9,11 @@ For every task folder under DIR (or DIR itself when it is one task):
     Task.is_valid_dir (what `-p DATASET` uses; invalid folders are skipped there *silently*);
   * the verifier is separate and runs as root, the agent is `agent` (never root), the only artifact is
     /app/answer.json, budget, resources and network modes are the generator's (docs/HARBOR.md);
+  * task.toml is, key for key, what make-harbor renders for the case: no [environment.env],
+    [verifier.env] or [solution.env], no docker_image (copy mode: Dockerfile FROM) other than the base
+    image the dataset marker declares, no mcp_servers, skills_dir, healthcheck, [verifier.environment],
+    [[verifier.collect]] or [[steps]];
+  * no symlink (to a file or a folder), FIFO or device anywhere in the task folder;
   * `harbor lint` (harbor.lint.lint_task, default rules + root-agent) finds nothing, except the
     documented compose-external-bind-mount of the video in mount mode. The compose rules need the
     Docker CLI and its compose plugin (no daemon); without them they are skipped and that is said;
@@ -29,6 +34,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -45,12 +51,13 @@ from video_arena import paths
 from video_arena.core import resolve, text_digest
 from video_arena.harbor import spec as S
 from video_arena.digests import sha256_bytes, sha256_file
-from video_arena.harbor.generate import (_load_judge, media_world_readable,
+from video_arena.core import load_game
+from video_arena.harbor.generate import (Options, _load_judge, media_world_readable, task_context,
                                          template_env, templates_dir)
 
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
-_DIR_RE = re.compile(r"^([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})$")
-_MEDIA_SOURCE_RE = re.compile(r"^\$\{" + S.MEDIA_ENV + r":\?[^}]*\}/(.+)$")
+_DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
+_MEDIA_SOURCE_RE = re.compile(r"\A\$\{" + S.MEDIA_ENV + r":\?[^}]*\}/(.+)\Z")
 
 
 @dataclass
@@ -73,6 +80,17 @@ def compose_available() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return r.returncode == 0
+
+
+def regular_files(root: Path) -> list[str]:
+    """Every regular file under root (relative, '/'-separated), never following a symlink."""
+    out = []
+    for top, _dirs, files in os.walk(root, followlinks=False):
+        for name in files:
+            p = os.path.join(top, name)
+            if stat.S_ISREG(os.lstat(p).st_mode):
+                out.append(os.path.relpath(p, root).replace(os.sep, "/"))
+    return sorted(out)
 
 
 def find_tasks(root: Path) -> list[Path]:
@@ -107,10 +125,47 @@ def media_env(value: str) -> Iterator[None]:
                 _env_set_by_us = False
 
 
+#: task.toml keys a named check below already reports; the catch-all re-render comparison skips them.
+_NAMED_KEYS = ("environment.env", "verifier.env", "environment.docker_image", "environment.mcp_servers",
+               "environment.skills_dir", "environment.healthcheck", "agent.user", "verifier.user",
+               "verifier.environment_mode", "artifacts", "agent.timeout_sec", "environment.cpus",
+               "environment.memory_mb", "environment.network_mode", "agent.network_mode", "metadata.protocol",
+               "metadata.net", "metadata.media", "metadata.game", "metadata.case_id", "task.name",
+               "metadata.answer_seed_sha256")
+_GT_HINTS = ('"v_before"', '"v_after"', "v_before", "v_after", "/gt/", "gt.json", "tests/", "solution/")
+
+
+def _flatten(obj, prefix: str = "") -> dict[str, object]:
+    """{"a": {"b": 1}} -> {"a.b": 1}; lists and scalars are leaves (an empty table is a leaf too)."""
+    if isinstance(obj, dict) and obj:
+        out: dict[str, object] = {}
+        for k, v in obj.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: obj}
+
+
+def _short(value, n: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+def declared_base_image(dataset: Path) -> str:
+    """The base image make-harbor was told to use: the dataset marker's, else the default."""
+    try:
+        marker = json.loads((dataset / S.DATASET_MARKER).read_text(encoding="utf-8"))
+        image = marker.get("base_image") if isinstance(marker, dict) else None
+    except (OSError, ValueError):
+        image = None
+    return image if isinstance(image, str) and image else S.DEFAULT_BASE_IMAGE
+
+
 class Validator:
-    def __init__(self, tasks_root: Path, with_compose: bool):
+    def __init__(self, tasks_root: Path, with_compose: bool, base_image: str | None = None):
         self.tasks_root = tasks_root
         self.with_compose = with_compose
+        #: None: each task's dataset marker (its parent folder) declares it (else the default image)
+        self.base_image = base_image
         self.judge = _load_judge()
         self.judge_bytes = paths.judge_path().read_bytes()
         self.score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
@@ -132,11 +187,12 @@ class Validator:
         from harbor.models.task.task import Task
         from harbor.models.task.verifier_mode import resolve_task_verifier_mode
 
-        m = _DIR_RE.match(d.name)
+        m = _DIR_RE.fullmatch(d.name)
         if not m:
             P.append(f"folder name {d.name!r} is not <game>-<case_id>")
             return
         game, case_id = m.groups()
+        self._check_links(d, P)
         try:
             raw = tomllib.loads((d / "task.toml").read_text(encoding="utf-8"))
             cfg = TaskConfig.model_validate(raw)
@@ -189,6 +245,12 @@ class Validator:
         if media == "copy" and cfg.environment.docker_image:
             P.append("copy mode must not set docker_image (Harbor would use it instead of environment/Dockerfile)")
 
+        base_image = self.base_image or declared_base_image(d.parent)
+        if media == "mount" and cfg.environment.docker_image and cfg.environment.docker_image != base_image:
+            P.append(f"[environment].docker_image is {cfg.environment.docker_image!r}, not the declared base image "
+                     f"{base_image!r}")
+        self._check_extras(cfg, P)
+
         # -- the tasks tree: what this task must deliver
         try:
             r = resolve(game, case_id, self.tasks_root)
@@ -196,11 +258,75 @@ class Validator:
             P.append(f"not in the tasks tree {self.tasks_root}: {exc}")
             return
         seed = Path(r["answer_seed"]).read_bytes()
+        self._check_rerender(raw, game, case_id, protocol, net, media, base_image, r, seed, P)
         self._check_texts(d, protocol, r, P)
-        self._check_agent_side(d, protocol, net, media, game, case_id, seed, r, P, rep)
+        self._check_agent_side(d, protocol, net, media, game, case_id, seed, r, P, rep, base_image)
         self._check_verifier_side(d, protocol, game, case_id, seed, r, P)
         self._check_solution(d, protocol, P)
         self._check_lint(d, media, P, rep)
+
+    def _check_extras(self, cfg, P: list[str]) -> None:
+        """What make-harbor never writes and an agent could use: env vars, a second image, MCP servers,
+        skills, healthchecks (each runs or is visible in a container, before or beside the agent)."""
+        for section, env in (("environment", cfg.environment.env), ("verifier", cfg.verifier.env),
+                             ("solution", cfg.solution.env)):
+            for key, value in sorted((env or {}).items()):
+                gt = any(h in f"{key}={value}" for h in _GT_HINTS)
+                P.append(f"[{section}.env] sets {key}{' (it names or holds ground truth)' if gt else ''}: "
+                         f"make-harbor writes no [{section}.env]; "
+                         + ("it reaches the agent's container and compose interpolation"
+                            if section == "environment" else "nothing but the generator's files may steer the "
+                            + ("verifier" if section == "verifier" else "oracle")))
+        envs = [("environment", cfg.environment)]
+        if cfg.verifier.environment is not None:
+            P.append("[verifier.environment] is set: the verifier must run in a fresh copy of [environment]")
+            envs.append(("verifier.environment", cfg.verifier.environment))
+        for name, e in envs:
+            if e.mcp_servers:
+                P.append(f"[{name}].mcp_servers is set ({', '.join(m.name for m in e.mcp_servers)}): "
+                         "a tool the agent could reach beyond its sandbox")
+            if e.skills_dir:
+                P.append(f"[{name}].skills_dir is set ({e.skills_dir!r}): files handed to the agent")
+            if e.healthcheck is not None:
+                P.append(f"[{name}].healthcheck is set ({e.healthcheck.command!r}): a command run in the "
+                         "agent's container before the agent")
+        if cfg.verifier.collect:
+            P.append("[[verifier.collect]] is set: commands run in the agent's container after the agent phase")
+        if cfg.steps:
+            P.append("[[steps]] is set: a Video-Arena task is single-step")
+
+    def _check_rerender(self, raw: dict, game: str, case_id: str, protocol: str, net: str, media: str,
+                        base_image: str, r: dict, seed: bytes, P: list[str]) -> None:
+        """The catch-all: task.toml must be what make-harbor renders for this case, key for key."""
+        o = Options(out=Path("."), protocol=protocol, net=net, media=media, base_image=base_image)
+        title = load_game(game, self.tasks_root).title
+        ctx = task_context(game, case_id, o, title, S.delivered_texts(protocol, r["instruction"]), seed)
+        want = _flatten(tomllib.loads(self.env.get_template("task.toml.j2").render(ctx)))
+        have = _flatten(raw)
+        for key in sorted(set(want) | set(have)):
+            if any(key == n or key.startswith(n + ".") for n in _NAMED_KEYS):
+                continue
+            if key not in want:
+                P.append(f"task.toml sets {key} = {_short(have[key])}, which make-harbor never writes")
+            elif key not in have:
+                P.append(f"task.toml lacks {key} (make-harbor writes {_short(want[key])})")
+            elif have[key] != want[key] or type(have[key]) is not type(want[key]):
+                P.append(f"task.toml {key} is {_short(have[key])}, make-harbor writes {_short(want[key])}")
+
+    def _check_links(self, d: Path, P: list[str]) -> None:
+        """No symlink (to a file or a folder) and nothing but folders and regular files anywhere in the task:
+        make-harbor writes none, and a link in environment/ can hand the agent any path of the host."""
+        for top, dirs, files in os.walk(d, followlinks=False):
+            for name in sorted(dirs + files):
+                p = Path(top) / name
+                rel = p.relative_to(d).as_posix()
+                st = p.lstat()
+                if stat.S_ISLNK(st.st_mode):
+                    P.append(f"{rel} is a symlink (to {os.readlink(p)!r}): make-harbor writes none"
+                             + (", and on the agent's side it can reach any path" if rel.startswith("environment/")
+                                else ""))
+                elif not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+                    P.append(f"{rel} is neither a folder nor a regular file")
 
     def _check_texts(self, d: Path, protocol: str, r: dict, P: list[str]) -> None:
         for rel, expected in S.delivered_texts(protocol, r["instruction"]).items():
@@ -218,9 +344,9 @@ class Validator:
             P.append("environment/instruction.md exists in a Protocol A task (A mounts only match.mp4)")
 
     def _check_agent_side(self, d: Path, protocol: str, net: str, media: str, game: str, case_id: str,
-                          seed: bytes, r: dict, P: list[str], rep: TaskReport) -> None:
+                          seed: bytes, r: dict, P: list[str], rep: TaskReport, base_image: str) -> None:
         envdir = d / "environment"
-        files = sorted(p.relative_to(envdir).as_posix() for p in envdir.rglob("*") if not p.is_dir())
+        files = regular_files(envdir)  # symlinks are reported by _check_links and never followed
         allowed = {"answer.json"}
         if S.compose_needed(media, net):
             allowed.add("docker-compose.yaml")
@@ -256,7 +382,7 @@ class Validator:
         if seed_file.is_file() and seed_file.read_bytes() != seed:
             P.append(f"environment/answer.json (the answer seed) is not byte-identical to {game}/answer_seed.json")
         if media == "copy":
-            self._check_dockerfile(envdir / "Dockerfile", protocol, P)
+            self._check_dockerfile(envdir / "Dockerfile", protocol, base_image, P)
             mp4 = envdir / "match.mp4"
             src = Path(r["media"])
             if mp4.is_file() and src.is_file() and sha256_file(mp4) != sha256_file(src):
@@ -273,7 +399,7 @@ class Validator:
         if cfg_seed != sha256_bytes(seed):
             P.append(f"[metadata].answer_seed_sha256 is not the SHA-256 of {game}/answer_seed.json")
 
-    def _check_dockerfile(self, path: Path, protocol: str, P: list[str]) -> None:
+    def _check_dockerfile(self, path: Path, protocol: str, base_image: str, P: list[str]) -> None:
         if not path.is_file():
             return
         allowed = {"match.mp4": S.MEDIA_TARGET, "answer.json": S.ANSWER_PATH}
@@ -292,7 +418,11 @@ class Validator:
                              f"{sorted(allowed)} copied to /app")
                 else:
                     seen.add(args[0])
-            elif op not in ("FROM", "WORKDIR", "ENTRYPOINT"):
+            elif op == "FROM":
+                if words[1:] != [base_image]:
+                    P.append(f"environment/Dockerfile:{n}: {line.strip()!r} is not FROM the declared base image "
+                             f"{base_image}")
+            elif op not in ("WORKDIR", "ENTRYPOINT"):
                 P.append(f"environment/Dockerfile:{n}: unexpected instruction {op}")
         for name in sorted(set(allowed) - seen):
             P.append(f"environment/Dockerfile does not copy {name} to {allowed[name]}")
@@ -340,7 +470,7 @@ class Validator:
                 continue
             seen[tgt] = src
             if tgt == S.MEDIA_TARGET:
-                m = _MEDIA_SOURCE_RE.match(src)
+                m = _MEDIA_SOURCE_RE.fullmatch(src)
                 ok = (m.group(1) == expected[tgt]) if m else (src.startswith("/") and src.endswith("/" + expected[tgt]))
                 if not ok:
                     P.append(f"the video mount source {src!r} is not ${{{S.MEDIA_ENV}:?...}}/{expected[tgt]} "
@@ -360,7 +490,7 @@ class Validator:
                              P: list[str]) -> None:
         tests = d / "tests"
         want = {"test.sh", "score_harbor.py", "judge.py", "gt.json", "case.json"}
-        have = {p.relative_to(tests).as_posix() for p in tests.rglob("*") if not p.is_dir()} if tests.is_dir() else set()
+        have = set(regular_files(tests))
         if have != want:
             P.append(f"tests/ holds {sorted(have)}, expected {sorted(want)}")
         if (tests / "judge.py").is_file() and (tests / "judge.py").read_bytes() != self.judge_bytes:
