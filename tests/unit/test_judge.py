@@ -360,6 +360,88 @@ def test_property_scores_in_range_and_strict_below_t1(J, g, p):
     assert rec["reward"] <= rec["t1_f1"] + 1e-12
 
 
+# ---------------------------------------------------------------- the fast judge is the 1.0.0 judge
+
+import judge_reference as REF  # noqa: E402
+
+
+@st.composite
+def crowded_rows(draw, max_rows=30):
+    """Rows of few keys in a short span: long chains of rows under 3 s apart, equal times, ties."""
+    n = draw(st.integers(0, max_rows))
+    span = draw(st.sampled_from([5.0, 20.0, 200.0]))
+    return [row(draw(st.floats(0, span, allow_nan=False)).__round__(draw(st.sampled_from([0, 1, 2]))),
+                draw(st.sampled_from(TYPES[:2])), draw(st.sampled_from(SIDES)), draw(st.sampled_from(["e4", ""])),
+                draw(st.sampled_from(["up", "down", "flat"])), draw(st.sampled_from(["white", "black", "even"])))
+            for _ in range(n)]
+
+
+def _ref_record(gt_rows_, pred_rows_, tol):
+    """T1 and strict pairs of the frozen reference."""
+    return REF.match_rows(pred_rows_, gt_rows_, J_T1, tol), REF.match_rows(pred_rows_, gt_rows_, J_STRICT, tol)
+
+
+J_T1, J_STRICT = ("type", "actor", "where"), ("type", "actor", "where", "delta", "state")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(crowded_rows(), gt_rows()), st.one_of(crowded_rows(), pred_rows()),
+       st.sampled_from([3.0, 0.0, 1.0, 0.25, 10.0]))
+def test_property_matching_is_the_reference_matching(J, g, p, tol):
+    """Same pairs as judge 1.0.0, for T1 and the strict key, ties included, at any tolerance."""
+    t1, strict = _ref_record(g, p, tol)
+    gt = gt_of(g)
+    rec = J.judge(gt, answer_of(p), tolerance=tol)
+    assert [tuple(m) for m in rec["matches"]] == t1
+    assert rec["n_matched_strict"] == len(strict)
+    pred_t, _ = J._parse_answer(answer_of(p), gt["spec"])
+    assert J._match_both(pred_t, J._gt_rows(gt), tol) == (t1, strict)
+    norm_p, _ = J.check_rows(p, gt["spec"])
+    norm_g, _ = J.check_rows(g, gt["spec"])
+    assert J.match_rows(norm_p, norm_g, J.T1_KEY, tol) == t1
+    assert J.match_rows(norm_p, norm_g, J.STRICT_KEY, tol) == strict
+
+
+odd_text = st.one_of(st.sampled_from(["move", " Move ", "MOVE", "capture\n", "white", " BLACK", "e4", "E4 ", "",
+                                      "up", "Flat", "even", "x" * 200, "y" * 201, " " + "z" * 200, "\u00c9", "ﬁ",
+                                      0, True, None, ["move"]]),
+                     st.text(max_size=6))
+odd_t = st.one_of(st.sampled_from([math.inf, -math.inf, math.nan, -0.0, 0, 10 ** 400, 2 ** 53, 2 ** 53 + 1, -1, True,
+                                    False, "3", None, [1]]),
+                  st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 2 ** 60))
+ODD = {"t": odd_t, "type": odd_text, "actor": odd_text, "where": odd_text, "delta": odd_text, "state": odd_text}
+
+
+@st.composite
+def odd_row(draw):
+    """A good row with zero to two fields replaced or dropped, or something that is not a row."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.one_of(st.lists(st.integers(), max_size=2), st.text(max_size=3), st.none()))
+    r = row(draw(st.floats(0, 99)), draw(st.sampled_from(TYPES)), draw(st.sampled_from(SIDES)),
+            draw(st.sampled_from(["e4", " D5"])), draw(st.sampled_from(["up", "flat"])), draw(st.sampled_from(["even", "white"])))
+    for f in draw(st.lists(st.sampled_from(sorted(ODD)), max_size=2)):
+        if draw(st.booleans()):
+            r[f] = draw(ODD[f])
+        else:
+            r.pop(f, None)
+    return r
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(odd_row(), max_size=12))
+def test_property_row_checks_are_the_reference_checks(J, rows):
+    """The fast path takes exactly the rows the 1.0.0 checks took, normalised the same, and stops at
+    the same first bad row."""
+    got, err = J.check_rows(rows, SPEC)
+    want, want_err = REF.check_rows(rows, SPEC)
+    assert (err is None) == (want_err is None), (err, want_err)
+    if err is None:
+        assert got == want
+        assert all(type(r["t"]) is float for r in got)
+    else:
+        assert err.startswith(want_err + ":") or err.startswith(want_err + " "), (err, want_err)
+
+
 # ---------------------------------------------------------------- fuzz: the judge never raises
 
 json_values = st.recursive(
