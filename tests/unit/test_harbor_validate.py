@@ -329,3 +329,22 @@ def test_folder_name_with_a_trailing_newline(validator, task):
     odd = task.with_name(task.name + "\n")
     task.rename(odd)
     assert "is not <game>-<case_id>" in problems(validator, odd)
+
+
+@pytest.mark.skipif(not HAS_COMPOSE, reason="lint's compose rules need the docker compose CLI plugin")
+def test_batched_compose_lint_finds_what_per_task_lint_finds(datasets, tmp_path):
+    """validate loads the compose files of many tasks in one `docker compose config` run; a planted
+    writable mount is still found there, exactly as Harbor's per-task loader finds it."""
+    ds = tmp_path / "batch"
+    shutil.copytree(datasets["b_mount"], ds)
+    c = ds / "chess-Gm4pR9zT" / "environment" / "docker-compose.yaml"
+    c.write_text(c.read_text().replace("read_only: true", "read_only: false", 1))
+    v = V.Validator(TREE, True)
+    reports, _ = v.check_dataset(ds, progress=False)
+    assert v.compose_runs == 1  # both tasks in one run
+    by = {r.path.name: r for r in reports}
+    assert by["chess-Fx7kQ2aB"].ok
+    batched = [p for p in by["chess-Gm4pR9zT"].problems if p.startswith("harbor lint")]
+    alone = [p for p in problems(V.Validator(TREE, True), ds / "chess-Gm4pR9zT").split("\n")
+             if p.startswith("harbor lint")]
+    assert batched == alone and any("compose-writable-bind-mount" in p for p in batched)

@@ -37,6 +37,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tomllib
@@ -160,12 +161,103 @@ def declared_base_image(dataset: Path) -> str:
     return image if isinstance(image, str) and image else S.DEFAULT_BASE_IMAGE
 
 
+_COMPOSE_MAIN_KEYS = {"entrypoint", "network_mode", "volumes", "command"}
+_COMPOSE_BATCH = 120
+
+
+def _batchable_compose(task_dir: Path) -> dict | None:
+    """The `main` service of a task's compose file when loading it together with other tasks' gives
+    `docker compose config` exactly the inputs it gets alone: only services.main with the generator's
+    keys, no environment/.env, no [environment].env, and no `${...}` but the video's
+    ${VA_MEDIA_ROOT:?...} (the only variable whose value is the same for every task). Else None:
+    that task's compose file is loaded on its own, as `harbor lint` does."""
+    envdir = task_dir / "environment"
+    path = envdir / "docker-compose.yaml"
+    try:
+        if (envdir / ".env").exists() or path.is_symlink() or not path.is_file():
+            return None
+        text = path.read_text(encoding="utf-8")
+        raw = tomllib.loads((task_dir / "task.toml").read_text(encoding="utf-8"))
+        doc = yaml.safe_load(text)
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    if (raw.get("environment") or {}).get("env") or (raw.get("verifier") or {}).get("environment"):
+        return None
+    if not isinstance(doc, dict) or set(doc) != {"services"} or not isinstance(doc["services"], dict):
+        return None
+    if set(doc["services"]) != {"main"} or not isinstance(doc["services"]["main"], dict):
+        return None
+    main = doc["services"]["main"]
+    if not set(main) <= _COMPOSE_MAIN_KEYS:
+        return None
+    dollars = [v.get("source") for v in main.get("volumes") or [] if isinstance(v, dict)]
+    allowed = sum(1 for src in dollars if isinstance(src, str) and _MEDIA_SOURCE_RE.fullmatch(src)
+                  and src.count("$") == 1)
+    if text.count("$") != allowed:
+        return None
+    return main
+
+
+class _ComposeBatch:
+    """`harbor lint` runs `docker compose config` once per task (most of validate's time). This loads
+    the compose files of many tasks in one run instead (each task's `main` renamed `main_<n>` in one
+    project; checked to give the same normalised service as a run of its own) and hands each task's
+    result to Harbor's own lint rules unchanged. A task that does not qualify, or a batch that fails,
+    goes through Harbor's loader as before."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, dict] = {}
+        self.runs = 0
+
+    def prefetch(self, tasks: list[Path]) -> None:
+        from harbor.lint import compose as HC
+
+        todo = [(t, m) for t in tasks if (m := _batchable_compose(t)) is not None]
+        for start in range(0, len(todo), _COMPOSE_BATCH):
+            chunk = todo[start:start + _COMPOSE_BATCH]
+            combined = {"services": {f"main_{i}": main for i, (_t, main) in enumerate(chunk)}}
+            with tempfile.TemporaryDirectory(prefix="va-validate-compose-") as tmp:
+                path = Path(tmp) / "docker-compose.yaml"
+                path.write_text(yaml.safe_dump(combined, sort_keys=False), encoding="utf-8")
+                try:
+                    data = HC._load_compose(path)
+                except Exception:  # Harbor's loader, one task at a time, says what is wrong
+                    data = None
+                self.runs += 1
+            services = (data or {}).get("services") or {}
+            if not isinstance(data, dict) or set(services) != {f"main_{i}" for i in range(len(chunk))}:
+                continue
+            rest = {k: v for k, v in data.items() if k != "services"}
+            for i, (t, _main) in enumerate(chunk):
+                key = str((t / "environment" / "docker-compose.yaml").absolute())
+                self.cache[key] = json.dumps(dict(rest, services={"main": services[f"main_{i}"]}))
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        from harbor.lint import compose as HC
+
+        original = HC._load_compose
+
+        def load(path, *, task_env=None):
+            hit = None if task_env else self.cache.get(str(Path(path).absolute()))
+            return json.loads(hit) if hit is not None else original(path, task_env=task_env)
+
+        HC._load_compose = load
+        try:
+            yield
+        finally:
+            HC._load_compose = original
+
+
 class Validator:
     def __init__(self, tasks_root: Path, with_compose: bool, base_image: str | None = None):
         self.tasks_root = tasks_root
         self.with_compose = with_compose
         #: None: each task's dataset marker (its parent folder) declares it (else the default image)
         self.base_image = base_image
+        #: load compose files of many tasks in one `docker compose config` run (False: one per task)
+        self.batch_compose = True
+        self.compose_runs = 0
         self.judge = _load_judge()
         self.judge_bytes = paths.judge_path().read_bytes()
         self.score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
@@ -572,9 +664,14 @@ class Validator:
                                             f"extra {sorted(set(found) - set(listed))[:5]}")
         from tqdm import tqdm
 
-        with ThreadPoolExecutor(max(1, jobs)) as pool:
-            reports = list(tqdm(pool.map(self.check, tasks), total=len(tasks), desc="validate", unit="task",
-                                disable=not progress, file=sys.stderr, dynamic_ncols=True))
+        batch = _ComposeBatch()
+        with media_env(str(paths.media_root(self.tasks_root))), batch.installed():
+            if self.with_compose and self.batch_compose:
+                batch.prefetch(tasks)
+            with ThreadPoolExecutor(max(1, jobs)) as pool:
+                reports = list(tqdm(pool.map(self.check, tasks), total=len(tasks), desc="validate", unit="task",
+                                    disable=not progress, file=sys.stderr, dynamic_ncols=True))
+        self.compose_runs = batch.runs
         return reports, dataset_problems
 
 
