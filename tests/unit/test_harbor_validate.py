@@ -348,3 +348,14 @@ def test_batched_compose_lint_finds_what_per_task_lint_finds(datasets, tmp_path)
     alone = [p for p in problems(V.Validator(TREE, True), ds / "chess-Gm4pR9zT").split("\n")
              if p.startswith("harbor lint")]
     assert batched == alone and any("compose-writable-bind-mount" in p for p in batched)
+
+
+def test_worker_processes_report_what_threads_report(datasets, tmp_path):
+    ds = tmp_path / "procs"
+    shutil.copytree(datasets["b_mount"], ds)
+    (ds / "chess-Gm4pR9zT" / "environment" / "answer.json").write_bytes(b"{}")
+    v = V.Validator(TREE, HAS_COMPOSE)
+    threads, _ = v.check_dataset(ds, jobs=2, progress=False, processes=False)
+    procs, _ = v.check_dataset(ds, jobs=2, progress=False, processes=True)
+    assert [(r.path, r.problems, r.notes) for r in procs] == [(r.path, r.problems, r.notes) for r in threads]
+    assert not procs[1].ok and "not byte-identical" in "\n".join(procs[1].problems)

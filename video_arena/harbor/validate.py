@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
@@ -41,7 +42,8 @@ import tempfile
 import threading
 import time
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
+import warnings
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -646,7 +648,11 @@ class Validator:
                 P.append(f"harbor lint [{f.rule}] {where}: {f.message}")
 
     # -- the whole dataset ---------------------------------------------------------------------
-    def check_dataset(self, root: Path, jobs: int = 2, progress: bool = True) -> tuple[list[TaskReport], list[str]]:
+    def check_dataset(self, root: Path, jobs: int = 2, progress: bool = True,
+                      processes: bool | None = None) -> tuple[list[TaskReport], list[str]]:
+        """Check every task folder under root. `processes`: check in `jobs` forked worker processes
+        (Harbor's own checks are pure Python, so threads share one core); None: when there are at
+        least two tasks per job and the platform can fork."""
         dataset_problems = []
         tasks = find_tasks(root)
         if not tasks:
@@ -668,11 +674,41 @@ class Validator:
         with media_env(str(paths.media_root(self.tasks_root))), batch.installed():
             if self.with_compose and self.batch_compose:
                 batch.prefetch(tasks)
-            with ThreadPoolExecutor(max(1, jobs)) as pool:
-                reports = list(tqdm(pool.map(self.check, tasks), total=len(tasks), desc="validate", unit="task",
-                                    disable=not progress, file=sys.stderr, dynamic_ncols=True))
+            if processes is None:
+                processes = jobs > 1 and len(tasks) >= 2 * jobs
+            processes = processes and "fork" in multiprocessing.get_all_start_methods()
+            bar = dict(total=len(tasks), desc="validate", unit="task", disable=not progress, file=sys.stderr,
+                       dynamic_ncols=True)
+            if processes:
+                reports = self._check_in_processes(tasks, jobs, bar)
+            else:
+                with ThreadPoolExecutor(max(1, jobs)) as pool:
+                    reports = list(tqdm(pool.map(self.check, tasks), **bar))
         self.compose_runs = batch.runs
         return reports, dataset_problems
+
+
+    def _check_in_processes(self, tasks: list[Path], jobs: int, bar: dict) -> list[TaskReport]:
+        """Forked workers inherit this validator (judge, templates, the compose batch's results) as it is."""
+        from tqdm import tqdm
+
+        global _WORKER
+        _WORKER = self
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # fork with the pool's own thread
+                with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("fork")) as pool:
+                    return list(tqdm(pool.map(_check_in_worker, tasks, chunksize=4), **bar))
+        finally:
+            _WORKER = None
+
+
+_WORKER: Validator | None = None
+
+
+def _check_in_worker(task: Path) -> TaskReport:
+    assert _WORKER is not None
+    return _WORKER.check(task)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -681,7 +717,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("dataset", type=Path, help="a dataset folder from make-harbor (or one task folder)")
     ap.add_argument("--tasks-root", type=Path, default=None,
                     help=f"the tasks tree it was generated from (default ${paths.TASKS_ROOT_ENV} or the checkout's tasks/)")
-    ap.add_argument("--jobs", type=int, default=2, help="folders checked at once (lint runs `docker compose config`)")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes (threads for small datasets) checking folders at once")
     ap.add_argument("--no-compose", action="store_true", help="skip lint's compose rules even if docker compose is present")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true", help="also print notes for good folders")
