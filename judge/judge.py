@@ -31,9 +31,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import operator
 import os
+import stat
 import sys
-from collections import defaultdict
 
 JUDGE_VERSION = "1.0.0"
 TOLERANCE_S = 3.0
@@ -69,6 +70,11 @@ def _loads(data):
     return json.loads(data, parse_constant=_reject_constant)
 
 
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _norm(value):
     return value.strip().lower()
 
@@ -77,49 +83,126 @@ def _is_number(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def check_rows(rows, spec, what="row"):
-    """Validate and normalise rows.  Returns (normalised rows, None) or (None, reason)."""
+def _finite_float(value):
+    """float(value) for a JSON number, or None when it is not one or not finite (an int like 10**400
+    is a valid JSON number that no float can hold)."""
+    if not _is_number(value):
+        return None
+    try:
+        f = float(value)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def check_tolerance(tolerance):
+    """The matching tolerance as a float; ValueError unless it is a finite number >= 0."""
+    t = _finite_float(tolerance)
+    if t is None or t < 0:
+        raise ValueError(f"tolerance must be a finite number of seconds >= 0, got {_short(tolerance)}")
+    return t
+
+
+def _check_row(i, row, allowed, what):
+    """One row, every check in order: (normalised tuple, None) or (None, the first problem)."""
+    if not isinstance(row, dict):
+        return None, f"{what} {i} is {type(row).__name__}, not an object"
+    missing = [f for f in ROW_FIELDS if f not in row]
+    if missing:
+        return None, f"{what} {i} is missing field(s) {', '.join(missing)}"
+    t = row["t"]
+    if not _is_number(t):
+        return None, f"{what} {i}: 't' must be a number, got {type(t).__name__}"
+    t = _finite_float(t)
+    if t is None or t < 0:
+        return None, f"{what} {i}: 't' must be a finite number >= 0, got {_short(row['t'])}"
+    norm = [t]
+    for f in TEXT_FIELDS:
+        v = row[f]
+        if not isinstance(v, str):
+            return None, f"{what} {i}: {f!r} must be a string, got {type(v).__name__}"
+        if len(v) > MAX_TEXT_CHARS:
+            return None, f"{what} {i}: {f!r} is longer than {MAX_TEXT_CHARS} characters"
+        v = _norm(v)
+        if f in allowed and v not in allowed[f]:
+            return None, (f"{what} {i}: {f} {v!r} is not one of "
+                          f"{', '.join(sorted(allowed[f]))}")
+        norm.append(v)
+    return tuple(norm), None
+
+
+_INF = math.inf
+_EXACT_INT = 2 ** 53  # ints up to here convert to float exactly and cannot overflow
+
+
+def _check_rows(rows, spec, what="row"):
+    """check_rows on tuples (t, type, actor, where, delta, state): what the judge works on.
+
+    The fast path looks each text value up in a table of values already found good for its field
+    (a value is checked once per call); a row it cannot take whole goes through _check_row, which
+    decides and words the problem, so both paths accept and reject exactly the same rows.
+    """
     if not isinstance(rows, list):
         return None, f"{ROOT_KEY!r} is {type(rows).__name__}, not a list"
     if len(rows) > MAX_ROWS:
         return None, f"{len(rows)} rows, more than the {MAX_ROWS} the judge accepts"
-    allowed = {
-        "type": set(spec["event_types"]),
-        "actor": set(spec["sides"]),
-        "delta": set(DELTA_LABELS),
-        "state": set(spec["state_labels"]),
-    }
+    allowed = {"type": frozenset(spec["event_types"]), "actor": frozenset(spec["sides"]),
+               "delta": frozenset(DELTA_LABELS), "state": frozenset(spec["state_labels"])}
+    # per field: raw value -> normalised value, for values that passed that field's checks
+    good = {f: _GoodValues(allowed.get(f)) for f in TEXT_FIELDS}
+    c_type, c_actor, c_where, c_delta, c_state = (good[f] for f in TEXT_FIELDS)
     out = []
+    append = out.append
     for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            return None, f"{what} {i} is {type(row).__name__}, not an object"
-        missing = [f for f in ROW_FIELDS if f not in row]
-        if missing:
-            return None, f"{what} {i} is missing field(s) {', '.join(missing)}"
-        t = row["t"]
-        if not _is_number(t):
-            return None, f"{what} {i}: 't' must be a number, got {type(t).__name__}"
-        t = float(t)
-        if not math.isfinite(t) or t < 0:
-            return None, f"{what} {i}: 't' must be a finite number >= 0, got {row['t']!r}"
-        norm = {"t": t}
-        for f in TEXT_FIELDS:
-            v = row[f]
-            if not isinstance(v, str):
-                return None, f"{what} {i}: {f!r} must be a string, got {type(v).__name__}"
-            if len(v) > MAX_TEXT_CHARS:
-                return None, f"{what} {i}: {f!r} is longer than {MAX_TEXT_CHARS} characters"
-            v = _norm(v)
-            if f in allowed and v not in allowed[f]:
-                return None, (f"{what} {i}: {f} {v!r} is not one of "
-                              f"{', '.join(sorted(allowed[f]))}")
-            norm[f] = v
-        out.append(norm)
+        if type(row) is dict:
+            try:
+                t = row["t"]
+                norm = (c_type[row["type"]], c_actor[row["actor"]], c_where[row["where"]],
+                        c_delta[row["delta"]], c_state[row["state"]])
+            except (KeyError, TypeError):  # a field missing, bad or unhashable: the full check
+                pass
+            else:
+                tt = type(t)
+                if (tt is float and 0.0 <= t < _INF) or (tt is int and 0 <= t <= _EXACT_INT):
+                    append((float(t),) + norm)
+                    continue
+        norm, err = _check_row(i, row, allowed, what)
+        if err is not None:
+            return None, err
+        append(norm)
     return out, None
 
 
-def validate_gt(gt):
-    """Check a loaded ground truth; raise GroundTruthError naming the first problem."""
+class _GoodValues(dict):
+    """raw text -> its normalised form, learnt on first sight; KeyError for a value that fails the
+    field's checks (not a str, too long, outside the vocabulary) or is unhashable (TypeError)."""
+
+    __slots__ = ("vocab",)
+
+    def __init__(self, vocab):
+        super().__init__()
+        self.vocab = vocab
+
+    def __missing__(self, raw):
+        if not isinstance(raw, str) or len(raw) > MAX_TEXT_CHARS:
+            raise KeyError(raw)
+        v = _norm(raw)
+        if self.vocab is not None and v not in self.vocab:
+            raise KeyError(raw)
+        self[raw] = v
+        return v
+
+
+def check_rows(rows, spec, what="row"):
+    """Validate and normalise rows.  Returns (normalised rows, None) or (None, reason)."""
+    out, err = _check_rows(rows, spec, what)
+    if err is not None:
+        return None, err
+    return [dict(zip(ROW_FIELDS, r)) for r in out], None
+
+
+def _gt_rows(gt):
+    """Check a loaded ground truth (GroundTruthError naming the first problem); its rows as tuples."""
     if not isinstance(gt, dict):
         raise GroundTruthError("ground truth is not a JSON object")
     if gt.get("format") != GT_FORMAT:
@@ -134,14 +217,22 @@ def validate_gt(gt):
             raise GroundTruthError(f"spec.{key} must be a non-empty list of trimmed lower-case strings")
     if len(spec["state_labels"]) != 3 or len(set(spec["state_labels"])) != 3:
         raise GroundTruthError("spec.state_labels must be three distinct labels")
-    rows, err = check_rows(gt.get(ROOT_KEY), spec, what="ground-truth row")
+    rows, err = _check_rows(gt.get(ROOT_KEY), spec, what="ground-truth row")
     if err:
         raise GroundTruthError(err)
     for i, row in enumerate(gt[ROOT_KEY]):
+        vb, va = row.get("v_before"), row.get("v_after")
+        if type(vb) is float and type(va) is float and -_INF < vb < _INF and -_INF < va < _INF:
+            continue
         for f in ("v_before", "v_after"):
-            v = row.get(f)
-            if not _is_number(v) or not math.isfinite(float(v)):
+            if _finite_float(row.get(f)) is None:
                 raise GroundTruthError(f"ground-truth row {i}: {f!r} must be a finite number")
+    return rows
+
+
+def validate_gt(gt):
+    """Check a loaded ground truth; raise GroundTruthError naming the first problem."""
+    _gt_rows(gt)
     return gt
 
 
@@ -155,14 +246,14 @@ def load_gt(path):
     return validate_gt(gt)
 
 
-def parse_answer(answer, spec):
-    """Answer (bytes, str, already-parsed dict, or None) -> (normalised rows, None) or (None, reason)."""
+def _parse_answer(answer, spec):
+    """parse_answer on tuples."""
     if answer is None:
         return None, "no answer"
     if isinstance(answer, (bytes, bytearray, str)):
         size = len(answer)
         if size > MAX_ANSWER_BYTES:
-            return None, f"answer is {size} bytes, more than the {MAX_ANSWER_BYTES} the judge accepts"
+            return None, _too_large(size)
         if not (answer.strip() if isinstance(answer, str) else bytes(answer).strip()):
             return None, "answer is empty"
         try:
@@ -178,66 +269,178 @@ def parse_answer(answer, spec):
     if ROOT_KEY not in answer:
         keys = ", ".join(repr(k) for k in list(answer)[:5]) or "none"
         return None, f"answer has no {ROOT_KEY!r} key (keys: {keys})"
-    return check_rows(answer[ROOT_KEY], spec)
+    return _check_rows(answer[ROOT_KEY], spec)
+
+
+def parse_answer(answer, spec):
+    """Answer (bytes, str, already-parsed dict, or None) -> (normalised rows, None) or (None, reason)."""
+    rows, err = _parse_answer(answer, spec)
+    if err is not None:
+        return None, err
+    return [dict(zip(ROW_FIELDS, r)) for r in rows], None
 
 
 # --------------------------------------------------------------------------------------------
 # matching
 # --------------------------------------------------------------------------------------------
+#
+# Rows are tuples (t, type, actor, where, delta, state).  Within one key the rows lie on a line and
+# the cost is |dt|, so some optimal matching never crosses (uncrossing two crossing pairs keeps both
+# within tolerance and never raises the total).  An order-preserving alignment (dynamic programming
+# over the two time-sorted lists) is therefore exact.  The lists are cut where consecutive times are
+# more than the tolerance apart (no match can cross such a gap), and a piece holding one predicted
+# and one ground-truth row (the common case: rows of one key are usually far apart) is a match
+# without any table.  Every order is canonical (time, then every field, then the input index), so
+# the input order never matters.
 
-def _canonical(rows):
-    """Indices of rows in a canonical order (time, then every field), so input order never matters."""
-    return sorted(range(len(rows)), key=lambda i: (rows[i]["t"],) + tuple(rows[i][f] for f in TEXT_FIELDS))
+_T1 = slice(1, 4)       # (type, actor, where)
+_LABELS = slice(4, 6)   # (delta, state): with _T1, the strict key
+
+
+def _order(rows):
+    """Indices of tuple rows in canonical order."""
+    return sorted(range(len(rows)), key=rows.__getitem__)
+
+
+def _pieces(pis, gis, pred, gt, lim):
+    """Cut two time-sorted index lists of one key into pieces no match can cross: [(p, g), ...], only
+    the pieces that hold rows of both sides."""
+    pts = [pred[i][0] for i in pis]
+    gts = [gt[j][0] for j in gis]
+    n_p, n_g = len(pis), len(gis)
+    a = b = 0
+    out = []
+    chunk_p, chunk_g = [], []
+    last = pts[0] if pts[0] <= gts[0] else gts[0]
+    while a < n_p or b < n_g:
+        # merged by (time, predicted first, canonical rank): the order the tables are built in
+        if b == n_g or (a < n_p and pts[a] <= gts[b]):
+            t = pts[a]
+            if t - last > lim:
+                if chunk_p and chunk_g:
+                    out.append((chunk_p, chunk_g))
+                chunk_p, chunk_g = [], []
+            chunk_p.append(pis[a])
+            a += 1
+        else:
+            t = gts[b]
+            if t - last > lim:
+                if chunk_p and chunk_g:
+                    out.append((chunk_p, chunk_g))
+                chunk_p, chunk_g = [], []
+            chunk_g.append(gis[b])
+            b += 1
+        last = t
+    if chunk_p and chunk_g:
+        out.append((chunk_p, chunk_g))
+    return out
+
+
+def _match_group(pis, gis, pred, gt, lim, out):
+    """Append to `out` the optimal matching of one key's rows (both lists in canonical order)."""
+    if len(pis) == 1 and len(gis) == 1:
+        if abs(pred[pis[0]][0] - gt[gis[0]][0]) <= lim:
+            out.append((pis[0], gis[0]))
+        return
+    for p_chunk, g_chunk in _pieces(pis, gis, pred, gt, lim):
+        if len(p_chunk) == 1 and len(g_chunk) == 1:
+            out.append((p_chunk[0], g_chunk[0]))  # neighbours in the cut: within the tolerance
+        else:
+            out.extend(_align(p_chunk, g_chunk, pred, gt, lim))
+
+
+def _match_both(pred, gt, tolerance):
+    """(T1 pairs, strict pairs) of tuple rows, each sorted by ground-truth index.
+
+    One sort of both sides by (T1 key, time, predicted first, canonical rank) lays every key's rows
+    out in the order the tables are built in; one pass cuts it into pieces.
+    """
+    lim = tolerance + _EPS
+    rows = [(r[1], r[2], r[3], r[0], 0, r[4], r[5], i) for i, r in enumerate(pred)]
+    rows += [(r[1], r[2], r[3], r[0], 1, r[4], r[5], j) for j, r in enumerate(gt)]
+    rows.sort()
+    t1, strict = [], []
+    cp, cg = [], []
+    key = last = None
+    for ty, ac, wh, t, side, _de, _st, idx in rows:
+        if key is None or t - last > lim or wh != key[2] or ac != key[1] or ty != key[0]:
+            if cp and cg:
+                if len(cp) == 1 and len(cg) == 1:  # neighbours in the cut: within the tolerance
+                    i, j = cp[0], cg[0]
+                    t1.append((i, j))
+                    if pred[i][_LABELS] == gt[j][_LABELS]:
+                        strict.append((i, j))
+                else:
+                    _piece(cp, cg, pred, gt, lim, t1, strict)
+            cp, cg = [], []
+            key = (ty, ac, wh)
+        if side:
+            cg.append(idx)
+        else:
+            cp.append(idx)
+        last = t
+    if cp and cg:
+        _piece(cp, cg, pred, gt, lim, t1, strict)
+    t1.sort(key=_second)
+    strict.sort(key=_second)
+    return t1, strict
+
+
+def _piece(cp, cg, pred, gt, lim, t1, strict):
+    """Match one piece of one T1 key on both keys."""
+    if len(cp) == 1 and len(cg) == 1:  # neighbours in the cut: within the tolerance
+        i, j = cp[0], cg[0]
+        t1.append((i, j))
+        if pred[i][_LABELS] == gt[j][_LABELS]:
+            strict.append((i, j))
+        return
+    t1.extend(_align(cp, cg, pred, gt, lim))
+    # The strict key refines the T1 key, so its pieces lie inside this one: match the piece's rows
+    # of each (delta, state) on their own.
+    sub = {}
+    for i in cp:
+        sub.setdefault(pred[i][_LABELS], ([], []))[0].append(i)
+    for j in cg:
+        s = sub.get(gt[j][_LABELS])
+        if s is not None:
+            s[1].append(j)
+    for spis, sgis in sub.values():
+        if sgis:
+            _match_group(spis, sgis, pred, gt, lim, strict)
+
+
+_second = operator.itemgetter(1)
 
 
 def match_rows(pred, gt, key_fields, tolerance):
     """Maximum one-to-one matching with equal key and |dt| <= tolerance, then the least total |dt|.
 
-    Returns a list of (pred_index, gt_index) pairs, sorted by gt index.
-
-    Within one key the rows lie on a line and the cost is |dt|, so some optimal matching never
-    crosses (uncrossing two crossing pairs keeps both within tolerance and never raises the total).
-    An order-preserving alignment (dynamic programming over the two sorted lists) is therefore
-    exact.  Lists are cut where consecutive times are more than the tolerance apart, which keeps
-    each table small.
+    `pred` and `gt` are normalised rows (dicts, as check_rows returns them).  Returns a list of
+    (pred_index, gt_index) pairs, sorted by gt index.
     """
-    groups = defaultdict(lambda: ([], []))
-    for i in _canonical(pred):
-        groups[tuple(pred[i][f] for f in key_fields)][0].append(i)
-    for j in _canonical(gt):
-        groups[tuple(gt[j][f] for f in key_fields)][1].append(j)
+    P = [tuple(r[f] for f in ROW_FIELDS) for r in pred]
+    G = [tuple(r[f] for f in ROW_FIELDS) for r in gt]
+    cols = [ROW_FIELDS.index(f) for f in key_fields]
+    lim = float(tolerance) + _EPS
+    groups = {}
+    for i in _order(P):
+        groups.setdefault(tuple(P[i][c] for c in cols), ([], []))[0].append(i)
+    for j in _order(G):
+        g = groups.get(tuple(G[j][c] for c in cols))
+        if g is not None:
+            g[1].append(j)
     pairs = []
-    for key in sorted(groups):
-        pis, gis = groups[key]
-        if pis and gis:
-            for p_chunk, g_chunk in _components(pis, gis, pred, gt, tolerance):
-                pairs.extend(_align(p_chunk, g_chunk, pred, gt, tolerance))
-    pairs.sort(key=lambda pg: pg[1])
+    for pis, gis in groups.values():
+        if gis:
+            _match_group(pis, gis, P, G, lim, pairs)
+    pairs.sort(key=_second)
     return pairs
 
 
-def _components(pis, gis, pred, gt, tolerance):
-    """Split two time-sorted index lists into chunks that no match can cross."""
-    # Sort by time, keeping each list's canonical order among equal times (never the input order).
-    merged = sorted([(pred[i]["t"], 0, rank, i) for rank, i in enumerate(pis)]
-                    + [(gt[j]["t"], 1, rank, j) for rank, j in enumerate(gis)])
-    chunk_p, chunk_g, last_t = [], [], None
-    for t, side, _rank, idx in merged:
-        if last_t is not None and t - last_t > tolerance + _EPS:
-            if chunk_p and chunk_g:
-                yield chunk_p, chunk_g
-            chunk_p, chunk_g = [], []
-        (chunk_p if side == 0 else chunk_g).append(idx)
-        last_t = t
-    if chunk_p and chunk_g:
-        yield chunk_p, chunk_g
-
-
-def _align(pis, gis, pred, gt, tolerance):
-    pt = [pred[i]["t"] for i in pis]
-    gtt = [gt[j]["t"] for j in gis]
+def _align(pis, gis, pred, gt, lim):
+    pt = [pred[i][0] for i in pis]
+    gtt = [gt[j][0] for j in gis]
     n_g = len(gis)
-    lim = tolerance + _EPS
     prev_c, prev_s = [0] * (n_g + 1), [0.0] * (n_g + 1)
     choices = []  # per predicted row: bytearray over gt prefix; 0 skip pred, 1 skip gt, 2 match
     for a in pt:
@@ -276,12 +479,12 @@ def _f1(n_matched, n_pred, n_gt):
     return 2.0 * n_matched / (n_pred + n_gt)
 
 
-def _macro(pairs, pred, gt, field):
+def _macro(pairs, pred, gt, col):
     per_class = {}
     for pi, gi in pairs:
-        cls = gt[gi][field]
+        cls = gt[gi][col]
         right, total = per_class.get(cls, (0, 0))
-        per_class[cls] = (right + (pred[pi][field] == cls), total + 1)
+        per_class[cls] = (right + (pred[pi][col] == cls), total + 1)
     if not per_class:
         return None, {}
     acc = sum(r / n for r, n in per_class.values()) / len(per_class)
@@ -321,22 +524,18 @@ def judge(gt, answer, tolerance=TOLERANCE_S):
 
     Never raises on an answer; raises GroundTruthError only if `gt` itself is malformed.
     """
-    validate_gt(gt)
-    tolerance = float(tolerance)
-    if not math.isfinite(tolerance) or tolerance < 0:
-        raise ValueError("tolerance must be a finite number >= 0")
-    gt_rows, _ = check_rows(gt[ROOT_KEY], gt["spec"])
+    gt_rows = _gt_rows(gt)
+    tolerance = check_tolerance(tolerance)
     try:
-        pred, err = parse_answer(answer, gt["spec"])
+        pred, err = _parse_answer(answer, gt["spec"])
     except Exception as exc:  # a last line of defence: the judge never raises on an answer
         pred, err = None, f"answer could not be read: {type(exc).__name__}: {exc}"
     if err is not None:
         return _empty_record(len(gt_rows), tolerance, err)
     n_pred, n_gt = len(pred), len(gt_rows)
-    pairs = match_rows(pred, gt_rows, T1_KEY, tolerance)
-    strict = match_rows(pred, gt_rows, STRICT_KEY, tolerance)
-    t2, t2_cls = _macro(pairs, pred, gt_rows, "delta")
-    t3, t3_cls = _macro(pairs, pred, gt_rows, "state")
+    pairs, strict = _match_both(pred, gt_rows, tolerance)
+    t2, t2_cls = _macro(pairs, pred, gt_rows, ROW_FIELDS.index("delta"))
+    t3, t3_cls = _macro(pairs, pred, gt_rows, ROW_FIELDS.index("state"))
     rec = _empty_record(n_gt, tolerance, None)
     empty_ok = n_pred + n_gt == 0
     rec.update({
@@ -358,25 +557,67 @@ def judge(gt, answer, tolerance=TOLERANCE_S):
     return rec
 
 
-def judge_files(gt_path, answer_path, tolerance=TOLERANCE_S):
-    """Judge files on disk.  A missing, unreadable or oversized answer file scores 0.0."""
-    gt = load_gt(gt_path)
-    answer, err = None, None
+def read_answer_file(path, follow_symlinks=True):
+    """Read an answer file without trusting it.
+
+    Returns (bytes, None, None) or (None, reason, kind), kind one of "missing", "not_regular" (a
+    folder, a FIFO, or with follow_symlinks=False a symlink), "too_large", "unreadable".  The size is
+    checked on the open file before reading, and never more than MAX_ANSWER_BYTES + 1 bytes are read
+    (a file that grows while it is read is still cut there).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        if not os.path.exists(answer_path):
-            err = f"no answer file at {answer_path}"
-        elif not os.path.isfile(answer_path):
-            err = f"{answer_path} is not a regular file"
-        elif os.path.getsize(answer_path) > MAX_ANSWER_BYTES:
-            err = (f"answer is {os.path.getsize(answer_path)} bytes, more than the "
-                   f"{MAX_ANSWER_BYTES} the judge accepts")
-        else:
-            with open(answer_path, "rb") as fh:
-                answer = fh.read()
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return None, f"{path} is a symlink to nothing, not a regular file", "not_regular"
+        return None, f"no answer file at {path}", "missing"
     except OSError as exc:
-        err = f"cannot read answer {answer_path}: {exc}"
+        if not follow_symlinks and os.path.islink(path):
+            return None, f"{path} is a symlink, not a regular file", "not_regular"
+        return None, f"cannot read answer {path}: {exc.strerror or exc}", "unreadable"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, f"{path} is not a regular file", "not_regular"
+        if st.st_size > MAX_ANSWER_BYTES:
+            return None, _too_large(st.st_size), "too_large"
+        chunks, left = [], MAX_ANSWER_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > MAX_ANSWER_BYTES:
+            return None, _too_large(f"over {MAX_ANSWER_BYTES}"), "too_large"
+        return data, None, None
+    except OSError as exc:
+        return None, f"cannot read answer {path}: {exc.strerror or exc}", "unreadable"
+    finally:
+        os.close(fd)
+
+
+def _too_large(size):
+    return f"answer is {size} bytes, more than the {MAX_ANSWER_BYTES} the judge accepts"
+
+
+def no_answer_record(gt, reason, tolerance=TOLERANCE_S):
+    """The record of an answer that could not be read at all: 0.0 everywhere, `reason` as format_error."""
+    return _empty_record(len(gt[ROOT_KEY]), check_tolerance(tolerance), reason)
+
+
+def judge_files(gt_path, answer_path, tolerance=TOLERANCE_S, follow_symlinks=True):
+    """Judge files on disk.  A missing, unreadable, oversized or (follow_symlinks=False) symlinked
+    answer file scores 0.0."""
+    tolerance = check_tolerance(tolerance)
+    gt = load_gt(gt_path)
+    answer, err, _kind = read_answer_file(answer_path, follow_symlinks)
     if err is not None:
-        return _empty_record(len(gt[ROOT_KEY]), float(tolerance), err)
+        return no_answer_record(gt, err, tolerance)
     return judge(gt, answer, tolerance)
 
 
@@ -384,9 +625,8 @@ def reward_of(record):
     """Harbor's reward.json: four finite floats; a tier the judge could not compute is 0.0."""
     out = {}
     for key in ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc"):
-        v = record.get(key)
-        v = float(v) if _is_number(v) else 0.0
-        out[key] = v if math.isfinite(v) else 0.0
+        v = _finite_float(record.get(key))
+        out[key] = 0.0 if v is None else v
     return out
 
 
@@ -405,23 +645,35 @@ def main(argv=None):
         description="Score one Video-Arena answer against one ground truth; prints the record as JSON.")
     ap.add_argument("gt", help="ground-truth JSON (format %s)" % GT_FORMAT)
     ap.add_argument("answer", help="answer JSON: {\"events\": [rows]}; missing or bad scores 0.0")
-    ap.add_argument("--tolerance", type=float, default=TOLERANCE_S,
+    ap.add_argument("--tolerance", default=str(TOLERANCE_S),
                     help="matching tolerance in seconds (default 3; anything else is a diagnostic)")
     ap.add_argument("--reward-json", metavar="OUT",
                     help="also write Harbor's reward.json here and the full record as judge.json beside it")
     args = ap.parse_args(argv)
     try:
-        record = judge_files(args.gt, args.answer, args.tolerance)
+        try:
+            tolerance = check_tolerance(float(args.tolerance))
+        except ValueError:
+            raise ValueError(f"--tolerance must be a finite number of seconds >= 0, got {args.tolerance!r}")
+        if args.reward_json and (os.path.isdir(args.reward_json) or args.reward_json.endswith(os.sep)):
+            raise ValueError(f"--reward-json {args.reward_json} is a folder; give the file to write, "
+                             f"e.g. {os.path.join(args.reward_json, 'reward.json')}")
+        record = judge_files(args.gt, args.answer, tolerance)
     except (GroundTruthError, ValueError) as exc:
         print(f"judge.py: {exc}", file=sys.stderr)
         return 2
     if args.reward_json:
         out_dir = os.path.dirname(os.path.abspath(args.reward_json))
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, "judge.json"), "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=1)
-        with open(args.reward_json, "w", encoding="utf-8") as fh:
-            json.dump(reward_of(record), fh)
+        try:
+            os.makedirs(out_dir, exist_ok=True)
+            with open(os.path.join(out_dir, "judge.json"), "w", encoding="utf-8") as fh:
+                json.dump(record, fh, indent=1)
+            with open(args.reward_json, "w", encoding="utf-8") as fh:
+                json.dump(reward_of(record), fh)
+        except OSError as exc:
+            print(f"judge.py: cannot write --reward-json {args.reward_json}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
     json.dump(record, sys.stdout, indent=1)
     sys.stdout.write("\n")
     return 0

@@ -11,8 +11,13 @@ Writes, in --out-dir:
   reward.json   Harbor's reward: reward, t1_f1, t2_macro_acc, t3_macro_acc, always four finite
                 numbers (a tier the judge could not compute, a missing or unparseable answer: 0.0)
   judge.json    the judge's full record plus what Harbor does not keep: the answer's state
-                (wrote / never_wrote / missing, seed 000 "Protocol B"), its size and SHA-256, the
-                case, and any verifier error
+                (wrote / never_wrote / missing / not_regular / unreadable, seed 000 "Protocol B"),
+                its size and SHA-256, the case, and any verifier error
+
+The answer is read once, through the judge's bounded reader: opened without following a symlink
+(a symlinked /app/answer.json is no answer: `not_regular`, 0.0), its size checked on the open file
+before reading, and never more than the judge's cap + 1 byte read; the bytes hashed are the bytes
+judged.
 
 The exit status is 0 when the answer was judged (whatever its score) and 1 when the verifier itself
 failed (a malformed ground truth, a broken judge); reward.json holds zeros then, and judge.json says
@@ -51,17 +56,21 @@ def finite(value) -> float:
     return value if math.isfinite(value) else 0.0
 
 
-def answer_state(answer: Path, seed_sha256: str | None) -> tuple[str, int | None, str | None]:
-    """(state, size, sha256): `missing` (never collected or deleted), `never_wrote` (still the seed's
-    bytes), `wrote` (anything else, scored as it is)."""
-    try:
-        data = answer.read_bytes()
-    except FileNotFoundError:
-        return "missing", None, None
-    except OSError:
-        return "unreadable", None, None
+def answer_state(data: bytes | None, kind: str | None, seed_sha256: str | None) -> tuple[str, str | None]:
+    """(state, sha256) of what the judge's reader returned: `missing` (never collected or deleted),
+    `not_regular` (a symlink, a folder, a FIFO), `unreadable`, `never_wrote` (still the seed's bytes),
+    `wrote` (anything else, an oversized file included, scored as it is)."""
+    if data is None:
+        return ("wrote" if kind == "too_large" else kind or "unreadable"), None
     digest = hashlib.sha256(data).hexdigest()
-    return ("never_wrote" if seed_sha256 and digest == seed_sha256 else "wrote"), len(data), digest
+    return ("never_wrote" if seed_sha256 and digest == seed_sha256 else "wrote"), digest
+
+
+def file_size(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return None
 
 
 def write_json(path: Path, obj) -> None:
@@ -87,10 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         case = json.loads(args.case.read_text(encoding="utf-8"))
         report["case"] = {k: case.get(k) for k in ("game", "case_id", "protocol", "task_name")}
-        state, size, digest = answer_state(args.answer, case.get("answer_seed_sha256"))
-        report.update(answer_state=state, answer_bytes=size, answer_sha256=digest)
         judge = load_judge(args.judge)
-        record = judge.judge_files(str(args.gt), str(args.answer))
+        gt = judge.load_gt(str(args.gt))
+        data, reason, kind = judge.read_answer_file(str(args.answer), follow_symlinks=False)
+        size = len(data) if data is not None else (file_size(args.answer) if kind == "too_large" else None)
+        state, digest = answer_state(data, kind, case.get("answer_seed_sha256"))
+        report.update(answer_state=state, answer_bytes=size, answer_sha256=digest)
+        record = judge.judge(gt, data) if reason is None else judge.no_answer_record(gt, reason)
         rewards = {key: finite(value) for key, value in judge.reward_of(record).items()
                    if key in REWARD_KEYS}
         for key in REWARD_KEYS:

@@ -89,6 +89,14 @@ def test_instruction_for_reads_file(tmp_path):
     assert len(C.text_digest("x")) == 64
 
 
+def test_instruction_for_strips_a_byte_order_mark(tmp_path):
+    p = tmp_path / "instruction.md"
+    p.write_bytes(b"\xef\xbb\xbf" + DOC.encode())
+    for protocol in ("video", "agentic"):
+        text = C.instruction_for(protocol, p)
+        assert text == C.render_instruction(DOC, protocol) and not text.startswith("\ufeff")
+
+
 # ---------------------------------------------------------------- resolve
 
 def _tree(tmp_path, cases=("Ab3dEf7h",)):
@@ -120,6 +128,26 @@ def test_resolve_errors_name_what_exists(tmp_path):
         C.resolve("chess", "zzzzzzzz", tasks_root=root)
     with pytest.raises(C.UnknownGame):
         C.resolve("../chess", "Ab3dEf7h", tasks_root=root)
+
+
+@pytest.mark.parametrize("game,case", [("chess\n", "Ab3dEf7h"), ("chess", "Ab3dEf7h\n"), ("chess ", "Ab3dEf7h")])
+def test_ids_are_matched_whole(tmp_path, game, case):
+    root = _tree(tmp_path)
+    with pytest.raises((C.UnknownGame, C.UnknownCase)):
+        C.resolve(game, case, tasks_root=root)
+
+
+def test_case_id_with_a_trailing_newline_is_a_bad_case_id(tmp_path):
+    from video_arena.core.tasks import CASE_ID_RE, GAME_RE, parse_game_toml
+
+    assert not CASE_ID_RE.match("Ab3dEf7h\n") and not GAME_RE.match("chess\n") and CASE_ID_RE.match("Ab3dEf7h")
+    root = _tree(tmp_path, cases=("Ab3dEf7h\n",))
+    with pytest.raises(C.TasksTreeError, match="bad case id"):
+        C.resolve("chess", "Ab3dEf7h\n", tasks_root=root)
+    text = (root / "chess" / "game.toml").read_text()
+    assert 'name = "chess"' in text
+    with pytest.raises(C.TasksTreeError, match="game name"):
+        parse_game_toml(text.replace('name = "chess"', 'name = "chess\\n"'))
 
 
 def test_game_without_cases_says_so(tmp_path):

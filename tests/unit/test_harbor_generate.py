@@ -269,8 +269,45 @@ def test_output_is_atomic_when_generation_fails(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]  # no half-written output anywhere
 
 
-def _run_test_sh(task: Path, tmp: Path, answer: bytes | None, break_scorer: bool = False) -> tuple[dict, dict | None]:
-    """Run the task's real test.sh with its absolute container paths moved under tmp."""
+def test_out_through_a_symlink_cannot_land_in_the_tasks_tree(tmp_path, capsys):
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    (tmp_path / "innocent").symlink_to(tree / "chess", target_is_directory=True)
+    rc = G.main(["--out", str(tmp_path / "innocent" / "ds"), "--tasks-root", str(tree), "--no-progress"])
+    assert rc == 1 and "inside the tasks tree" in capsys.readouterr().err
+    assert not (tree / "chess" / "ds").exists()
+    assert sorted(p.name for p in (tree / "chess").iterdir()) == sorted(p.name for p in (TREE / "chess").iterdir())
+    (tmp_path / "whole").symlink_to(tree, target_is_directory=True)  # --out that IS the tasks tree, via a link
+    for out in ("whole", "whole/.", "whole/chess/.."):
+        rc = G.main(["--out", str(tmp_path / out), "--tasks-root", str(tree), "--no-progress", "--force"])
+        assert rc == 1 and capsys.readouterr().err.startswith("make-harbor: error: ")
+    assert (tree / "chess" / "cases.json").read_bytes() == (TREE / "chess" / "cases.json").read_bytes()
+
+
+def test_a_killed_runs_partial_folders_are_removed_by_the_next_run(tmp_path):
+    dead = subprocess.run(["sh", "-c", "echo $$"], capture_output=True, text=True).stdout.strip()  # an exited pid
+    leftovers = [tmp_path / f".ds.partial-{dead}-123", tmp_path / f".ds.old-{dead}-456"]
+    for d in leftovers:
+        (d / "chess-Fx7kQ2aB").mkdir(parents=True)
+    alive = tmp_path / f".ds.partial-{os.getppid()}-789"  # a run still writing this --out keeps its own
+    alive.mkdir()
+    other = tmp_path / f".other.partial-{dead}-1"  # another dataset's: not ours to remove
+    other.mkdir()
+    assert gen(tmp_path / "ds", "--limit", "1") == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["ds", alive.name, other.name])
+
+
+def test_unwritable_out_is_one_clear_line(tmp_path, capsys):
+    (tmp_path / "file").write_text("not a folder")
+    for out in (tmp_path / "file" / "ds", Path("/proc/video-arena-ds")):
+        assert gen(out) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("make-harbor: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def _run_test_sh(task: Path, tmp: Path, answer, break_scorer: bool = False) -> tuple[dict, dict | None]:
+    """Run the task's real test.sh with its absolute container paths moved under tmp. `answer` is the
+    bytes of /app/answer.json, None for no file, or a function that makes it (given its path)."""
     tests = tmp / "tests"
     shutil.copytree(task / "tests", tests)
     if break_scorer:
@@ -278,7 +315,9 @@ def _run_test_sh(task: Path, tmp: Path, answer: bytes | None, break_scorer: bool
     logs = tmp / "logs" / "verifier"
     ans = tmp / "app" / "answer.json"
     ans.parent.mkdir(parents=True)
-    if answer is not None:
+    if callable(answer):
+        answer(ans)
+    elif answer is not None:
         ans.write_bytes(answer)
     script = (task / "tests" / "test.sh").read_text()
     script = script.replace("/logs/verifier", str(logs)).replace("/tests/", f"{tests}/").replace("/app/answer.json", str(ans))
@@ -307,6 +346,44 @@ def test_test_sh_always_writes_a_finite_reward(b_mount, tmp_path, label, answer,
     reward, judge = _run_test_sh(task, tmp_path, answer)
     assert reward == want
     assert judge["answer_state"] == state and judge["error"] is None
+
+
+@pytest.mark.parametrize("label", ["symlink", "dangling-symlink", "folder", "fifo"])
+def test_test_sh_scores_a_non_regular_answer_as_no_answer(b_mount, tmp_path, label):
+    """A symlinked /app/answer.json is no answer, even when it points at a perfect answer (the
+    native runner does the same); a folder or a FIFO neither hangs nor crashes the verifier."""
+    task = b_mount / "chess-Fx7kQ2aB"
+    oracle = (task / "solution" / "answer.json").read_bytes()
+
+    def make(ans: Path) -> None:
+        if label == "symlink":
+            (ans.parent / "real.json").write_bytes(oracle)
+            ans.symlink_to(ans.parent / "real.json")
+        elif label == "dangling-symlink":
+            ans.symlink_to(ans.parent / "nowhere.json")
+        elif label == "folder":
+            ans.mkdir()
+        else:
+            os.mkfifo(ans)
+
+    reward, judge = _run_test_sh(task, tmp_path, make)
+    assert reward == ZEROS
+    assert judge["answer_state"] == "not_regular" and judge["error"] is None
+    assert judge["answer_sha256"] is None and "regular file" in judge["record"]["format_error"]
+
+
+def test_test_sh_bounds_an_oversized_answer(b_mount, tmp_path):
+    """A 2 GB sparse answer is refused on its size, before any byte of it is read."""
+    task = b_mount / "chess-Fx7kQ2aB"
+
+    def make(ans: Path) -> None:
+        with open(ans, "wb") as fh:
+            fh.truncate(2 * 1024 ** 3)
+
+    reward, judge = _run_test_sh(task, tmp_path, make)
+    assert reward == ZEROS
+    assert judge["answer_state"] == "wrote" and judge["answer_bytes"] == 2 * 1024 ** 3
+    assert judge["record"]["format_error"].startswith("answer is 2147483648 bytes, more than")
 
 
 def test_test_sh_writes_zeros_even_when_the_scorer_dies(b_mount, tmp_path):

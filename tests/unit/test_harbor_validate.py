@@ -234,3 +234,128 @@ def test_unreadable_video_is_caught_before_any_trial(tmp_path, capsys):
     assert "Permission denied" in problems(v, out / "chess-Gm4pR9zT")
     video.chmod(0o644)
     assert v.check(out / "chess-Gm4pR9zT").ok
+
+
+# ---------------------------------------------------------------- what a tampered task.toml or environment/ adds
+
+def _append_toml(task: Path, text: str) -> None:
+    t = task / "task.toml"
+    assert t.read_text().rstrip().splitlines()[-1].startswith("memory_mb")  # [environment] is the last table
+    t.write_text(t.read_text() + text)
+
+
+def test_environment_env_holding_ground_truth(validator, task):
+    rows = json.dumps(json.loads((task / "tests" / "gt.json").read_text())["events"])
+    _append_toml(task, f"\n[environment.env]\nHINT = {json.dumps(rows)}\n")
+    p = problems(validator, task)
+    assert "[environment.env] sets HINT (it names or holds ground truth)" in p
+
+
+def test_environment_env_with_any_other_content(validator, task):
+    _append_toml(task, '\n[environment.env]\nLANG = "C.UTF-8"\n')
+    p = problems(validator, task)
+    assert "[environment.env] sets LANG:" in p and "ground truth" not in p
+
+
+def test_verifier_env(validator, task):
+    _append_toml(task, '\n[verifier.env]\nVA_TOLERANCE = "30"\n')
+    assert "[verifier.env] sets VA_TOLERANCE" in problems(validator, task)
+
+
+def test_docker_image_not_the_declared_base_image(validator, task):
+    t = task / "task.toml"
+    t.write_text(t.read_text().replace('docker_image = "video-arena/base:latest"', 'docker_image = "evil/base:latest"'))
+    assert "[environment].docker_image is 'evil/base:latest', not the declared base image" in problems(validator, task)
+
+
+def test_dockerfile_from_not_the_declared_base_image(validator, copy_task):
+    df = copy_task / "environment" / "Dockerfile"
+    df.write_text(df.read_text().replace("FROM video-arena/base:latest", "FROM evil/base:latest"))
+    assert "is not FROM the declared base image video-arena/base:latest" in problems(validator, copy_task)
+
+
+def test_declared_base_image_comes_from_the_dataset_marker(datasets, tmp_path):
+    out = tmp_path / "pinned"
+    assert G.main(["--out", str(out), "--tasks-root", str(TREE), "--no-progress", "--net", "docker",
+                   "--base-image", "registry.example/va/base:1"]) == 0
+    v = V.Validator(TREE, with_compose=False)
+    reports, dproblems = v.check_dataset(out, progress=False)
+    assert dproblems == [] and all(r.ok for r in reports), [r.problems for r in reports]
+    marker = json.loads((out / S.DATASET_MARKER).read_text())
+    marker["base_image"] = S.DEFAULT_BASE_IMAGE
+    (out / S.DATASET_MARKER).write_text(json.dumps(marker))
+    assert "not the declared base image 'video-arena/base:latest'" in problems(v, out / "chess-Fx7kQ2aB")
+
+
+def test_mcp_servers(validator, task):
+    _append_toml(task, '\n[[environment.mcp_servers]]\nname = "web"\ntransport = "sse"\nurl = "http://10.0.0.1/sse"\n')
+    assert "[environment].mcp_servers is set (web)" in problems(validator, task)
+
+
+def test_skills_dir(validator, task):
+    _append_toml(task, 'skills_dir = "/opt/skills"\n')
+    assert "[environment].skills_dir is set ('/opt/skills')" in problems(validator, task)
+
+
+def test_healthcheck(validator, task):
+    _append_toml(task, '\n[environment.healthcheck]\ncommand = "cat /tests/gt.json > /app/x"\n')
+    assert "[environment].healthcheck is set" in problems(validator, task)
+
+
+def test_directory_symlink_under_environment(validator, task):
+    (task / "environment" / "docs").symlink_to("../tests", target_is_directory=True)
+    assert "environment/docs is a symlink (to '../tests')" in problems(validator, task)
+
+
+def test_file_symlink_under_environment(validator, copy_task):
+    seed = copy_task / "environment" / "answer.json"
+    seed.unlink()
+    seed.symlink_to("/etc/hostname")
+    p = problems(validator, copy_task)
+    assert "environment/answer.json is a symlink (to '/etc/hostname')" in p
+
+
+def test_any_other_task_toml_change_is_caught_by_the_re_render(validator, task):
+    t = task / "task.toml"
+    text = t.read_text().replace('workdir = "/app"', 'workdir = "/tmp"')
+    t.write_text(text + '\n[solution.env]\nX = "1"\n\n[[verifier.collect]]\ncommand = "cp -r / /logs"\n')
+    p = problems(validator, task)
+    assert 'task.toml environment.workdir is "/tmp", make-harbor writes "/app"' in p
+    assert "[solution.env] sets X" in p and "[[verifier.collect]] is set" in p
+    assert "task.toml sets verifier.collect" in p
+
+
+def test_folder_name_with_a_trailing_newline(validator, task):
+    odd = task.with_name(task.name + "\n")
+    task.rename(odd)
+    assert "is not <game>-<case_id>" in problems(validator, odd)
+
+
+@pytest.mark.skipif(not HAS_COMPOSE, reason="lint's compose rules need the docker compose CLI plugin")
+def test_batched_compose_lint_finds_what_per_task_lint_finds(datasets, tmp_path):
+    """validate loads the compose files of many tasks in one `docker compose config` run; a planted
+    writable mount is still found there, exactly as Harbor's per-task loader finds it."""
+    ds = tmp_path / "batch"
+    shutil.copytree(datasets["b_mount"], ds)
+    c = ds / "chess-Gm4pR9zT" / "environment" / "docker-compose.yaml"
+    c.write_text(c.read_text().replace("read_only: true", "read_only: false", 1))
+    v = V.Validator(TREE, True)
+    reports, _ = v.check_dataset(ds, progress=False)
+    assert v.compose_runs == 1  # both tasks in one run
+    by = {r.path.name: r for r in reports}
+    assert by["chess-Fx7kQ2aB"].ok
+    batched = [p for p in by["chess-Gm4pR9zT"].problems if p.startswith("harbor lint")]
+    alone = [p for p in problems(V.Validator(TREE, True), ds / "chess-Gm4pR9zT").split("\n")
+             if p.startswith("harbor lint")]
+    assert batched == alone and any("compose-writable-bind-mount" in p for p in batched)
+
+
+def test_worker_processes_report_what_threads_report(datasets, tmp_path):
+    ds = tmp_path / "procs"
+    shutil.copytree(datasets["b_mount"], ds)
+    (ds / "chess-Gm4pR9zT" / "environment" / "answer.json").write_bytes(b"{}")
+    v = V.Validator(TREE, HAS_COMPOSE)
+    threads, _ = v.check_dataset(ds, jobs=2, progress=False, processes=False)
+    procs, _ = v.check_dataset(ds, jobs=2, progress=False, processes=True)
+    assert [(r.path, r.problems, r.notes) for r in procs] == [(r.path, r.problems, r.notes) for r in threads]
+    assert not procs[1].ok and "not byte-identical" in "\n".join(procs[1].problems)

@@ -360,6 +360,88 @@ def test_property_scores_in_range_and_strict_below_t1(J, g, p):
     assert rec["reward"] <= rec["t1_f1"] + 1e-12
 
 
+# ---------------------------------------------------------------- the fast judge is the 1.0.0 judge
+
+import judge_reference as REF  # noqa: E402
+
+
+@st.composite
+def crowded_rows(draw, max_rows=30):
+    """Rows of few keys in a short span: long chains of rows under 3 s apart, equal times, ties."""
+    n = draw(st.integers(0, max_rows))
+    span = draw(st.sampled_from([5.0, 20.0, 200.0]))
+    return [row(draw(st.floats(0, span, allow_nan=False)).__round__(draw(st.sampled_from([0, 1, 2]))),
+                draw(st.sampled_from(TYPES[:2])), draw(st.sampled_from(SIDES)), draw(st.sampled_from(["e4", ""])),
+                draw(st.sampled_from(["up", "down", "flat"])), draw(st.sampled_from(["white", "black", "even"])))
+            for _ in range(n)]
+
+
+def _ref_record(gt_rows_, pred_rows_, tol):
+    """T1 and strict pairs of the frozen reference."""
+    return REF.match_rows(pred_rows_, gt_rows_, J_T1, tol), REF.match_rows(pred_rows_, gt_rows_, J_STRICT, tol)
+
+
+J_T1, J_STRICT = ("type", "actor", "where"), ("type", "actor", "where", "delta", "state")
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(crowded_rows(), gt_rows()), st.one_of(crowded_rows(), pred_rows()),
+       st.sampled_from([3.0, 0.0, 1.0, 0.25, 10.0]))
+def test_property_matching_is_the_reference_matching(J, g, p, tol):
+    """Same pairs as judge 1.0.0, for T1 and the strict key, ties included, at any tolerance."""
+    t1, strict = _ref_record(g, p, tol)
+    gt = gt_of(g)
+    rec = J.judge(gt, answer_of(p), tolerance=tol)
+    assert [tuple(m) for m in rec["matches"]] == t1
+    assert rec["n_matched_strict"] == len(strict)
+    pred_t, _ = J._parse_answer(answer_of(p), gt["spec"])
+    assert J._match_both(pred_t, J._gt_rows(gt), tol) == (t1, strict)
+    norm_p, _ = J.check_rows(p, gt["spec"])
+    norm_g, _ = J.check_rows(g, gt["spec"])
+    assert J.match_rows(norm_p, norm_g, J.T1_KEY, tol) == t1
+    assert J.match_rows(norm_p, norm_g, J.STRICT_KEY, tol) == strict
+
+
+odd_text = st.one_of(st.sampled_from(["move", " Move ", "MOVE", "capture\n", "white", " BLACK", "e4", "E4 ", "",
+                                      "up", "Flat", "even", "x" * 200, "y" * 201, " " + "z" * 200, "\u00c9", "ﬁ",
+                                      0, True, None, ["move"]]),
+                     st.text(max_size=6))
+odd_t = st.one_of(st.sampled_from([math.inf, -math.inf, math.nan, -0.0, 0, 10 ** 400, 2 ** 53, 2 ** 53 + 1, -1, True,
+                                    False, "3", None, [1]]),
+                  st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 2 ** 60))
+ODD = {"t": odd_t, "type": odd_text, "actor": odd_text, "where": odd_text, "delta": odd_text, "state": odd_text}
+
+
+@st.composite
+def odd_row(draw):
+    """A good row with zero to two fields replaced or dropped, or something that is not a row."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.one_of(st.lists(st.integers(), max_size=2), st.text(max_size=3), st.none()))
+    r = row(draw(st.floats(0, 99)), draw(st.sampled_from(TYPES)), draw(st.sampled_from(SIDES)),
+            draw(st.sampled_from(["e4", " D5"])), draw(st.sampled_from(["up", "flat"])), draw(st.sampled_from(["even", "white"])))
+    for f in draw(st.lists(st.sampled_from(sorted(ODD)), max_size=2)):
+        if draw(st.booleans()):
+            r[f] = draw(ODD[f])
+        else:
+            r.pop(f, None)
+    return r
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(odd_row(), max_size=12))
+def test_property_row_checks_are_the_reference_checks(J, rows):
+    """The fast path takes exactly the rows the 1.0.0 checks took, normalised the same, and stops at
+    the same first bad row."""
+    got, err = J.check_rows(rows, SPEC)
+    want, want_err = REF.check_rows(rows, SPEC)
+    assert (err is None) == (want_err is None), (err, want_err)
+    if err is None:
+        assert got == want
+        assert all(type(r["t"]) is float for r in got)
+    else:
+        assert err.startswith(want_err + ":") or err.startswith(want_err + " "), (err, want_err)
+
+
 # ---------------------------------------------------------------- fuzz: the judge never raises
 
 json_values = st.recursive(
@@ -442,3 +524,95 @@ def test_cli_broken_ground_truth_writes_no_reward_and_exits_2(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 2 and "format" in out.stderr
     assert not (tmp_path / "reward.json").exists()  # a harness bug is missing, never 0.0
+
+
+# ---------------------------------------------------------------- edges: huge numbers, tolerance, files
+
+@pytest.mark.parametrize("field", ["t", "v_before", "v_after"])
+def test_ground_truth_number_too_large_for_a_float_is_a_ground_truth_error(J, tmp_path, field):
+    text = json.dumps(gt_of([row(10)])).replace(f'"{field}": {10 if field == "t" else 0.5}', f'"{field}": {10 ** 400}')
+    assert str(10 ** 400) in text
+    (tmp_path / "gt.json").write_text(text)
+    with pytest.raises(J.GroundTruthError, match="finite"):
+        J.load_gt(tmp_path / "gt.json")
+
+
+def test_answer_number_too_large_for_a_float_is_a_format_error(J):
+    rec = J.judge(gt_of([row(10)]), ('{"events": [{"t": %d, "type": "move", "actor": "white", "where": "e4", '
+                                     '"delta": "flat", "state": "even"}]}' % 10 ** 400).encode())
+    assert "'t' must be a finite number" in rec["format_error"] and rec["reward"] == 0.0
+    assert len(rec["format_error"]) < 200  # the 401-digit number is not pasted whole
+
+
+@pytest.mark.parametrize("tol", [float("nan"), float("inf"), -1.0, 10 ** 400, "3", True, None])
+def test_bad_tolerance_is_refused_everywhere(J, tmp_path, tol):
+    gt = gt_of([row(10)])
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    with pytest.raises(ValueError, match="tolerance"):
+        J.judge(gt, answer_of(gt["events"]), tolerance=tol)
+    with pytest.raises(ValueError, match="tolerance"):  # even when the answer file is missing
+        J.judge_files(tmp_path / "gt.json", tmp_path / "missing.json", tolerance=tol)
+
+
+@pytest.mark.parametrize("tol", ["nan", "inf", "-inf", "-0.5", "three"])
+def test_cli_refuses_a_bad_tolerance_in_one_line(tmp_path, tol):
+    gt = gt_of([row(10)])
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "answer.json").write_text(json.dumps(answer_of(gt["events"])))
+    out = subprocess.run([sys.executable, str(JUDGE_FILE), "gt.json", "answer.json", f"--tolerance={tol}",
+                          "--reward-json", "reward.json"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "--tolerance must be a finite number" in out.stderr
+    assert not (tmp_path / "reward.json").exists()
+
+
+def test_cli_reward_json_naming_a_folder_is_a_clear_error(tmp_path):
+    gt = gt_of([row(10)])
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "answer.json").write_text(json.dumps(answer_of(gt["events"])))
+    (tmp_path / "out").mkdir()
+    for target in ("out", "newdir/"):
+        out = subprocess.run([sys.executable, str(JUDGE_FILE), "gt.json", "answer.json", "--reward-json", target],
+                             cwd=tmp_path, capture_output=True, text=True)
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert out.stderr.count("\n") == 1 and "is a folder" in out.stderr and "reward.json" in out.stderr
+    assert list((tmp_path / "out").iterdir()) == [] and not (tmp_path / "newdir").exists()
+    # a file where its folder should be: unwritable even for root
+    out = subprocess.run([sys.executable, str(JUDGE_FILE), "gt.json", "answer.json", "--reward-json",
+                          "answer.json/sub/reward.json"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.count("\n") == 1 and "cannot write --reward-json" in out.stderr
+
+
+def test_symlinked_answer_is_followed_only_when_asked(J, tmp_path):
+    gt = gt_of([row(10)])
+    (tmp_path / "gt.json").write_text(json.dumps(gt))
+    (tmp_path / "real.json").write_text(json.dumps(answer_of(gt["events"])))
+    (tmp_path / "answer.json").symlink_to(tmp_path / "real.json")
+    assert J.judge_files(tmp_path / "gt.json", tmp_path / "answer.json")["reward"] == 1.0
+    rec = J.judge_files(tmp_path / "gt.json", tmp_path / "answer.json", follow_symlinks=False)
+    assert rec["reward"] == 0.0 and "symlink" in rec["format_error"]
+    data, reason, kind = J.read_answer_file(str(tmp_path / "answer.json"), follow_symlinks=False)
+    assert (data, kind) == (None, "not_regular")
+
+
+def test_answer_read_is_bounded_even_if_the_file_grows_after_the_size_check(J, tmp_path, monkeypatch):
+    big = tmp_path / "answer.json"
+    big.write_bytes(b" " * (J.MAX_ANSWER_BYTES + 5 * 1024 * 1024))
+    real_fstat, real_read = J.os.fstat, J.os.read
+    read_total = []
+
+    class Small:  # fstat as it was before the file grew
+        def __init__(self, st):
+            self.st_mode, self.st_size = st.st_mode, 10
+
+    def read(fd, n):
+        data = real_read(fd, n)
+        read_total.append(len(data))
+        return data
+
+    monkeypatch.setattr(J.os, "fstat", lambda fd: Small(real_fstat(fd)))
+    monkeypatch.setattr(J.os, "read", read)
+    data, reason, kind = J.read_answer_file(str(big))
+    assert data is None and kind == "too_large" and "more than" in reason
+    assert sum(read_total) == J.MAX_ANSWER_BYTES + 1

@@ -103,7 +103,7 @@ def _render_inline(line: str, keep: str, source: str, lineno: int) -> str:
 def instruction_for(protocol: str, path: str | PathLike) -> str:
     """The instruction file at `path`, rendered for `protocol` ('video'/'A' or 'agentic'/'B')."""
     p = Path(path)
-    text = p.read_bytes().decode("utf-8")
+    text = p.read_bytes().decode("utf-8-sig")  # an editor's byte-order mark is not instruction text
     return render_instruction(text, protocol, source=str(p))
 
 

@@ -20,8 +20,10 @@ from typing import Any
 
 from video_arena import paths
 
-CASE_ID_RE = re.compile(r"^[A-Za-z0-9]{8}$")
-GAME_RE = re.compile(r"^[a-z0-9][a-z0-9_]*$")
+#: Anchored with \A and \Z ("$" also matches before a final newline, so "Fx7kQ2aB\n" would pass):
+#: .match() and .fullmatch() both take an id only whole.
+CASE_ID_RE = re.compile(r"\A[A-Za-z0-9]{8}\Z")
+GAME_RE = re.compile(r"\A[a-z0-9][a-z0-9_]*\Z")
 ANSWER_ROOT_KEY = "events"
 DELTA_LABELS = ("up", "down", "flat")
 ROW_FIELDS = ("t", "type", "actor", "where", "delta", "state")
@@ -106,8 +108,9 @@ def parse_game_toml(text: str, source: str = "game.toml") -> GameDefinition:
         )
     except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
         raise TasksTreeError(f"{source}: malformed game definition: {exc!r}") from exc
-    if not GAME_RE.match(gd.name):
-        raise TasksTreeError(f"{source}: game name {gd.name!r} must match {GAME_RE.pattern}")
+    if not GAME_RE.fullmatch(gd.name):
+        raise TasksTreeError(f"{source}: game name {gd.name!r} must be lower-case letters, digits and _ "
+                             "(starting with a letter or digit)")
     for label in (*gd.sides, *gd.event_types, *gd.state_labels):
         if label != label.strip().lower() or not label:
             raise TasksTreeError(f"{source}: label {label!r} must be non-empty, trimmed and lower case")
@@ -138,7 +141,7 @@ def _load_game_cached(path: str) -> GameDefinition:
 
 def _game_dir(root: Path, game: str) -> Path:
     d = root / str(game)
-    if not GAME_RE.match(str(game)) or not (d / "game.toml").is_file():
+    if not GAME_RE.fullmatch(str(game)) or not (d / "game.toml").is_file():
         known = ", ".join(list_games(root)) or "none"
         raise UnknownGame(f"unknown game {game!r} in tasks root {root}; games there: {known}")
     return d
@@ -156,8 +159,9 @@ def load_cases(game: str, tasks_root: str | PathLike | None = None) -> list[dict
         if not isinstance(cases, list):
             raise TypeError("'cases' is not a list")
         for c in cases:
-            if not CASE_ID_RE.match(str(c.get("case_id", ""))):
-                raise ValueError(f"bad case id {c.get('case_id')!r} (8 characters of [A-Za-z0-9])")
+            cid = c.get("case_id") if isinstance(c, dict) else None
+            if not (isinstance(cid, str) and CASE_ID_RE.fullmatch(cid)):
+                raise ValueError(f"bad case id {cid!r} (8 characters of [A-Za-z0-9])")
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise TasksTreeError(f"{path}: malformed cases file: {exc}") from exc
     ids = [c["case_id"] for c in cases]

@@ -18,7 +18,9 @@ Each case becomes `<out>/<game>-<case_id>/` (seed 001, "A task folder"):
     solution/                  oracle only: solve.sh, answer.json (the ground truth on the answer schema)
 
 The output is written to a temporary folder beside --out and renamed into place when complete, so a
-failed or interrupted run never leaves a half-written dataset. An existing --out is replaced only with
+failed or interrupted run never leaves a half-written dataset (and the next run removes the temporary
+folders a killed one left). --out is resolved, symlinks followed, before it is checked against the
+tasks tree. An existing --out is replaced only with
 --force, and only if it is a dataset this command wrote (it holds video-arena-dataset.json).
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -147,7 +150,8 @@ def _check_options(o: Options) -> None:
         raise GenerateError("--limit must be >= 1")
 
 
-def _check_out(out: Path, force: bool, tasks_root: Path) -> None:
+def _check_out(out: Path, force: bool, protected_trees: list[Path]) -> None:
+    """`out` is the resolved --out (symlinks followed), so a link cannot land a dataset in a tasks tree."""
     if out.exists() or out.is_symlink():
         if not force:
             raise GenerateError(f"{out} already exists; pass --force to replace it")
@@ -157,40 +161,69 @@ def _check_out(out: Path, force: bool, tasks_root: Path) -> None:
             raise GenerateError(f"{out} exists and was not written by make-harbor (no {S.DATASET_MARKER}); "
                                 "refusing to replace it even with --force")
     repo = paths.REPO_ROOT.resolve()
-    for protected in (tasks_root, repo):
+    for protected in (*protected_trees, repo):
         if out == protected or out in protected.parents:
             raise GenerateError(f"--out {out} would replace {protected}")
-    if tasks_root in out.parents:
-        raise GenerateError(f"--out {out} is inside the tasks tree {tasks_root}; write the dataset elsewhere")
+    for tree in protected_trees:
+        if tree in out.parents:
+            raise GenerateError(f"--out {out} is inside the tasks tree {tree}; write the dataset elsewhere")
 
 
-def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root: Path,
-                media_root: Path, env: Environment, judge_mod, judge_bytes: bytes,
-                score_bytes: bytes) -> dict[str, Any]:
-    """Write one task folder; returns its summary (also what case.json records)."""
-    r = resolve(game, case_id, tasks_root, media_root)
-    gdef = load_game(game, tasks_root)
-    title = f"Video-Arena {gdef.title} case {case_id}"
+def resolve_out(out: Path) -> Path:
+    """--out as an absolute path with every symlink in it followed (the last part too, when it is a
+    link: _check_out then refuses it)."""
+    literal = Path(os.path.abspath(out.expanduser()))
+    if literal.is_symlink():
+        return literal
+    return Path(os.path.realpath(literal))
+
+
+_LEFTOVER_KINDS = ("partial", "old")
+
+
+def remove_leftovers(out: Path) -> list[Path]:
+    """Remove `.<name>.partial-<pid>-<ns>` / `.old-...` folders beside `out` that a killed run left
+    (only those whose process is gone, so a run writing the same --out right now keeps its own)."""
+    removed = []
+    pattern = re.compile(r"\A\." + re.escape(out.name) + r"\.(?:" + "|".join(_LEFTOVER_KINDS)
+                         + r")-(\d+)-\d+\Z")
+    try:
+        entries = list(os.scandir(out.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.fullmatch(entry.name)
+        if not m or entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+            continue
+        if _process_alive(int(m.group(1))):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(Path(entry.path))
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return False  # our own pid cannot have left a folder from a run that is over
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def task_context(game: str, case_id: str, o: Options, game_title: str, texts: dict[str, str],
+                 seed_bytes: bytes) -> dict[str, Any]:
+    """What the templates are rendered with for one case (the validator re-renders task.toml from it)."""
     net = S.NET_MODES[o.net]
-
-    seed_bytes = Path(r["answer_seed"]).read_bytes()
-    gt_bytes = Path(r["gt"]).read_bytes()
-    gt = judge_mod.load_gt(str(r["gt"]))
-    oracle = judge_mod.oracle_answer(gt)
-    oracle_bytes = (json.dumps(oracle, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
-    check = judge_mod.reward_of(judge_mod.judge(gt, oracle_bytes))
-    if any(v != 1.0 for v in check.values()):
-        raise GenerateError(f"{game}/{case_id}: the oracle answer does not score 1.0 with the judge: {check}")
-
-    texts = S.delivered_texts(o.protocol, r["instruction"])
-    media_rel = f"{game}/media/{case_id}.mp4"
-    media_src = Path(r["media"]) if o.host_media is None else o.host_media / media_rel
-
-    ctx: dict[str, Any] = dict(
-        title=title, protocol=o.protocol, game=game, case_id=case_id, net=o.net, media=o.media,
-        task_name=S.task_name(game, case_id), dataset_version=S.DATASET_VERSION,
-        description=(f"Protocol {o.protocol} ({'agentic, offline sandbox' if o.protocol == 'B' else 'one request, sampled frames'}): "
-                     f"report the events of a whole {gdef.title} match and how each moved the hidden state V_t."),
+    kind = "agentic, offline sandbox" if o.protocol == "B" else "one request, sampled frames"
+    return dict(
+        title=f"Video-Arena {game_title} case {case_id}", protocol=o.protocol, game=game, case_id=case_id,
+        net=o.net, media=o.media, task_name=S.task_name(game, case_id), dataset_version=S.DATASET_VERSION,
+        description=(f"Protocol {o.protocol} ({kind}): report the events of a whole {game_title} match "
+                     "and how each moved the hidden state V_t."),
         max_turns=S.B_MAX_TURNS,
         instruction_sha256=text_digest(texts["instruction.md"]),
         game_instruction_sha256=text_digest(texts.get("environment/instruction.md", "")),
@@ -205,6 +238,27 @@ def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root:
         network_none=net.compose_none,
         host_media=o.host_media is not None,
     )
+
+
+def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root: Path,
+                media_root: Path, env: Environment, judge_mod, judge_bytes: bytes,
+                score_bytes: bytes) -> dict[str, Any]:
+    """Write one task folder; returns its summary (also what case.json records)."""
+    r = resolve(game, case_id, tasks_root, media_root)
+    gdef = load_game(game, tasks_root)
+    seed_bytes = Path(r["answer_seed"]).read_bytes()
+    gt_bytes = Path(r["gt"]).read_bytes()
+    gt = judge_mod.load_gt(str(r["gt"]))
+    oracle = judge_mod.oracle_answer(gt)
+    oracle_bytes = (json.dumps(oracle, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+    check = judge_mod.reward_of(judge_mod.judge(gt, oracle_bytes))
+    if any(v != 1.0 for v in check.values()):
+        raise GenerateError(f"{game}/{case_id}: the oracle answer does not score 1.0 with the judge: {check}")
+
+    texts = S.delivered_texts(o.protocol, r["instruction"])
+    media_rel = f"{game}/media/{case_id}.mp4"
+    media_src = Path(r["media"]) if o.host_media is None else o.host_media / media_rel
+    ctx = task_context(game, case_id, o, gdef.title, texts, seed_bytes)
 
     # environment/: the agent's side. Only the video, the B task text and the answer seed.
     mounts = []
@@ -282,8 +336,9 @@ def generate(o: Options) -> Result:
     _check_options(o)
     tasks_root = paths.tasks_root(o.tasks_root)
     media_root = paths.media_root(tasks_root, o.host_media)
-    out = Path(os.path.abspath(o.out.expanduser()))
-    _check_out(out, o.force, tasks_root)
+    out = resolve_out(o.out)
+    protected = sorted({tasks_root, paths.default_tasks_root().resolve()})
+    _check_out(out, o.force, protected)
     try:
         pairs, empty = plan_cases(tasks_root, o.games, o.limit)
     except LookupError as exc:
@@ -296,9 +351,13 @@ def generate(o: Options) -> Result:
     score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
     env = template_env()
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.partial-{os.getpid()}-{time.time_ns()}"
-    tmp.mkdir()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        remove_leftovers(out)
+        tmp = out.parent / f".{out.name}.partial-{os.getpid()}-{time.time_ns()}"
+        tmp.mkdir()
+    except OSError as exc:
+        raise GenerateError(f"cannot write the dataset beside {out}: {exc.strerror or exc}") from exc
     result = Result(out=out, skipped_games=empty)
     try:
         from tqdm import tqdm
@@ -378,6 +437,10 @@ def main(argv: list[str] | None = None) -> int:
         res = generate(options_from_args(a))
     except (GenerateError, FileNotFoundError, ValueError) as exc:
         print(f"make-harbor: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # disk full, a folder that became unwritable half-way: nothing was kept
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"make-harbor: error: cannot write the dataset: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
     print(f"wrote {len(res.tasks)} Protocol {a.protocol} tasks to {res.out} in {res.seconds:.1f} s "
           f"(--net {a.net}, --media {a.media}, image {a.base_image})")

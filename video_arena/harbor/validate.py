@@ -9,6 +9,11 @@ For every task folder under DIR (or DIR itself when it is one task):
     Task.is_valid_dir (what `-p DATASET` uses; invalid folders are skipped there *silently*);
   * the verifier is separate and runs as root, the agent is `agent` (never root), the only artifact is
     /app/answer.json, budget, resources and network modes are the generator's (docs/HARBOR.md);
+  * task.toml is, key for key, what make-harbor renders for the case: no [environment.env],
+    [verifier.env] or [solution.env], no docker_image (copy mode: Dockerfile FROM) other than the base
+    image the dataset marker declares, no mcp_servers, skills_dir, healthcheck, [verifier.environment],
+    [[verifier.collect]] or [[steps]];
+  * no symlink (to a file or a folder), FIFO or device anywhere in the task folder;
   * `harbor lint` (harbor.lint.lint_task, default rules + root-agent) finds nothing, except the
     documented compose-external-bind-mount of the video in mount mode. The compose rules need the
     Docker CLI and its compose plugin (no daemon); without them they are skipped and that is said;
@@ -26,15 +31,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import multiprocessing
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
+import warnings
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -45,12 +54,13 @@ from video_arena import paths
 from video_arena.core import resolve, text_digest
 from video_arena.harbor import spec as S
 from video_arena.digests import sha256_bytes, sha256_file
-from video_arena.harbor.generate import (_load_judge, media_world_readable,
+from video_arena.core import load_game
+from video_arena.harbor.generate import (Options, _load_judge, media_world_readable, task_context,
                                          template_env, templates_dir)
 
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
-_DIR_RE = re.compile(r"^([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})$")
-_MEDIA_SOURCE_RE = re.compile(r"^\$\{" + S.MEDIA_ENV + r":\?[^}]*\}/(.+)$")
+_DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
+_MEDIA_SOURCE_RE = re.compile(r"\A\$\{" + S.MEDIA_ENV + r":\?[^}]*\}/(.+)\Z")
 
 
 @dataclass
@@ -73,6 +83,17 @@ def compose_available() -> bool:
     except (OSError, subprocess.TimeoutExpired):
         return False
     return r.returncode == 0
+
+
+def regular_files(root: Path) -> list[str]:
+    """Every regular file under root (relative, '/'-separated), never following a symlink."""
+    out = []
+    for top, _dirs, files in os.walk(root, followlinks=False):
+        for name in files:
+            p = os.path.join(top, name)
+            if stat.S_ISREG(os.lstat(p).st_mode):
+                out.append(os.path.relpath(p, root).replace(os.sep, "/"))
+    return sorted(out)
 
 
 def find_tasks(root: Path) -> list[Path]:
@@ -107,10 +128,138 @@ def media_env(value: str) -> Iterator[None]:
                 _env_set_by_us = False
 
 
+#: task.toml keys a named check below already reports; the catch-all re-render comparison skips them.
+_NAMED_KEYS = ("environment.env", "verifier.env", "environment.docker_image", "environment.mcp_servers",
+               "environment.skills_dir", "environment.healthcheck", "agent.user", "verifier.user",
+               "verifier.environment_mode", "artifacts", "agent.timeout_sec", "environment.cpus",
+               "environment.memory_mb", "environment.network_mode", "agent.network_mode", "metadata.protocol",
+               "metadata.net", "metadata.media", "metadata.game", "metadata.case_id", "task.name",
+               "metadata.answer_seed_sha256")
+_GT_HINTS = ('"v_before"', '"v_after"', "v_before", "v_after", "/gt/", "gt.json", "tests/", "solution/")
+
+
+def _flatten(obj, prefix: str = "") -> dict[str, object]:
+    """{"a": {"b": 1}} -> {"a.b": 1}; lists and scalars are leaves (an empty table is a leaf too)."""
+    if isinstance(obj, dict) and obj:
+        out: dict[str, object] = {}
+        for k, v in obj.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: obj}
+
+
+def _short(value, n: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+def declared_base_image(dataset: Path) -> str:
+    """The base image make-harbor was told to use: the dataset marker's, else the default."""
+    try:
+        marker = json.loads((dataset / S.DATASET_MARKER).read_text(encoding="utf-8"))
+        image = marker.get("base_image") if isinstance(marker, dict) else None
+    except (OSError, ValueError):
+        image = None
+    return image if isinstance(image, str) and image else S.DEFAULT_BASE_IMAGE
+
+
+_COMPOSE_MAIN_KEYS = {"entrypoint", "network_mode", "volumes", "command"}
+_COMPOSE_BATCH = 120
+
+
+def _batchable_compose(task_dir: Path) -> dict | None:
+    """The `main` service of a task's compose file when loading it together with other tasks' gives
+    `docker compose config` exactly the inputs it gets alone: only services.main with the generator's
+    keys, no environment/.env, no [environment].env, and no `${...}` but the video's
+    ${VA_MEDIA_ROOT:?...} (the only variable whose value is the same for every task). Else None:
+    that task's compose file is loaded on its own, as `harbor lint` does."""
+    envdir = task_dir / "environment"
+    path = envdir / "docker-compose.yaml"
+    try:
+        if (envdir / ".env").exists() or path.is_symlink() or not path.is_file():
+            return None
+        text = path.read_text(encoding="utf-8")
+        raw = tomllib.loads((task_dir / "task.toml").read_text(encoding="utf-8"))
+        doc = yaml.safe_load(text)
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+    if (raw.get("environment") or {}).get("env") or (raw.get("verifier") or {}).get("environment"):
+        return None
+    if not isinstance(doc, dict) or set(doc) != {"services"} or not isinstance(doc["services"], dict):
+        return None
+    if set(doc["services"]) != {"main"} or not isinstance(doc["services"]["main"], dict):
+        return None
+    main = doc["services"]["main"]
+    if not set(main) <= _COMPOSE_MAIN_KEYS:
+        return None
+    dollars = [v.get("source") for v in main.get("volumes") or [] if isinstance(v, dict)]
+    allowed = sum(1 for src in dollars if isinstance(src, str) and _MEDIA_SOURCE_RE.fullmatch(src)
+                  and src.count("$") == 1)
+    if text.count("$") != allowed:
+        return None
+    return main
+
+
+class _ComposeBatch:
+    """`harbor lint` runs `docker compose config` once per task (most of validate's time). This loads
+    the compose files of many tasks in one run instead (each task's `main` renamed `main_<n>` in one
+    project; checked to give the same normalised service as a run of its own) and hands each task's
+    result to Harbor's own lint rules unchanged. A task that does not qualify, or a batch that fails,
+    goes through Harbor's loader as before."""
+
+    def __init__(self) -> None:
+        self.cache: dict[str, dict] = {}
+        self.runs = 0
+
+    def prefetch(self, tasks: list[Path]) -> None:
+        from harbor.lint import compose as HC
+
+        todo = [(t, m) for t in tasks if (m := _batchable_compose(t)) is not None]
+        for start in range(0, len(todo), _COMPOSE_BATCH):
+            chunk = todo[start:start + _COMPOSE_BATCH]
+            combined = {"services": {f"main_{i}": main for i, (_t, main) in enumerate(chunk)}}
+            with tempfile.TemporaryDirectory(prefix="va-validate-compose-") as tmp:
+                path = Path(tmp) / "docker-compose.yaml"
+                path.write_text(yaml.safe_dump(combined, sort_keys=False), encoding="utf-8")
+                try:
+                    data = HC._load_compose(path)
+                except Exception:  # Harbor's loader, one task at a time, says what is wrong
+                    data = None
+                self.runs += 1
+            services = (data or {}).get("services") or {}
+            if not isinstance(data, dict) or set(services) != {f"main_{i}" for i in range(len(chunk))}:
+                continue
+            rest = {k: v for k, v in data.items() if k != "services"}
+            for i, (t, _main) in enumerate(chunk):
+                key = str((t / "environment" / "docker-compose.yaml").absolute())
+                self.cache[key] = json.dumps(dict(rest, services={"main": services[f"main_{i}"]}))
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        from harbor.lint import compose as HC
+
+        original = HC._load_compose
+
+        def load(path, *, task_env=None):
+            hit = None if task_env else self.cache.get(str(Path(path).absolute()))
+            return json.loads(hit) if hit is not None else original(path, task_env=task_env)
+
+        HC._load_compose = load
+        try:
+            yield
+        finally:
+            HC._load_compose = original
+
+
 class Validator:
-    def __init__(self, tasks_root: Path, with_compose: bool):
+    def __init__(self, tasks_root: Path, with_compose: bool, base_image: str | None = None):
         self.tasks_root = tasks_root
         self.with_compose = with_compose
+        #: None: each task's dataset marker (its parent folder) declares it (else the default image)
+        self.base_image = base_image
+        #: load compose files of many tasks in one `docker compose config` run (False: one per task)
+        self.batch_compose = True
+        self.compose_runs = 0
         self.judge = _load_judge()
         self.judge_bytes = paths.judge_path().read_bytes()
         self.score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
@@ -132,11 +281,12 @@ class Validator:
         from harbor.models.task.task import Task
         from harbor.models.task.verifier_mode import resolve_task_verifier_mode
 
-        m = _DIR_RE.match(d.name)
+        m = _DIR_RE.fullmatch(d.name)
         if not m:
             P.append(f"folder name {d.name!r} is not <game>-<case_id>")
             return
         game, case_id = m.groups()
+        self._check_links(d, P)
         try:
             raw = tomllib.loads((d / "task.toml").read_text(encoding="utf-8"))
             cfg = TaskConfig.model_validate(raw)
@@ -189,6 +339,12 @@ class Validator:
         if media == "copy" and cfg.environment.docker_image:
             P.append("copy mode must not set docker_image (Harbor would use it instead of environment/Dockerfile)")
 
+        base_image = self.base_image or declared_base_image(d.parent)
+        if media == "mount" and cfg.environment.docker_image and cfg.environment.docker_image != base_image:
+            P.append(f"[environment].docker_image is {cfg.environment.docker_image!r}, not the declared base image "
+                     f"{base_image!r}")
+        self._check_extras(cfg, P)
+
         # -- the tasks tree: what this task must deliver
         try:
             r = resolve(game, case_id, self.tasks_root)
@@ -196,11 +352,75 @@ class Validator:
             P.append(f"not in the tasks tree {self.tasks_root}: {exc}")
             return
         seed = Path(r["answer_seed"]).read_bytes()
+        self._check_rerender(raw, game, case_id, protocol, net, media, base_image, r, seed, P)
         self._check_texts(d, protocol, r, P)
-        self._check_agent_side(d, protocol, net, media, game, case_id, seed, r, P, rep)
+        self._check_agent_side(d, protocol, net, media, game, case_id, seed, r, P, rep, base_image)
         self._check_verifier_side(d, protocol, game, case_id, seed, r, P)
         self._check_solution(d, protocol, P)
         self._check_lint(d, media, P, rep)
+
+    def _check_extras(self, cfg, P: list[str]) -> None:
+        """What make-harbor never writes and an agent could use: env vars, a second image, MCP servers,
+        skills, healthchecks (each runs or is visible in a container, before or beside the agent)."""
+        for section, env in (("environment", cfg.environment.env), ("verifier", cfg.verifier.env),
+                             ("solution", cfg.solution.env)):
+            for key, value in sorted((env or {}).items()):
+                gt = any(h in f"{key}={value}" for h in _GT_HINTS)
+                P.append(f"[{section}.env] sets {key}{' (it names or holds ground truth)' if gt else ''}: "
+                         f"make-harbor writes no [{section}.env]; "
+                         + ("it reaches the agent's container and compose interpolation"
+                            if section == "environment" else "nothing but the generator's files may steer the "
+                            + ("verifier" if section == "verifier" else "oracle")))
+        envs = [("environment", cfg.environment)]
+        if cfg.verifier.environment is not None:
+            P.append("[verifier.environment] is set: the verifier must run in a fresh copy of [environment]")
+            envs.append(("verifier.environment", cfg.verifier.environment))
+        for name, e in envs:
+            if e.mcp_servers:
+                P.append(f"[{name}].mcp_servers is set ({', '.join(m.name for m in e.mcp_servers)}): "
+                         "a tool the agent could reach beyond its sandbox")
+            if e.skills_dir:
+                P.append(f"[{name}].skills_dir is set ({e.skills_dir!r}): files handed to the agent")
+            if e.healthcheck is not None:
+                P.append(f"[{name}].healthcheck is set ({e.healthcheck.command!r}): a command run in the "
+                         "agent's container before the agent")
+        if cfg.verifier.collect:
+            P.append("[[verifier.collect]] is set: commands run in the agent's container after the agent phase")
+        if cfg.steps:
+            P.append("[[steps]] is set: a Video-Arena task is single-step")
+
+    def _check_rerender(self, raw: dict, game: str, case_id: str, protocol: str, net: str, media: str,
+                        base_image: str, r: dict, seed: bytes, P: list[str]) -> None:
+        """The catch-all: task.toml must be what make-harbor renders for this case, key for key."""
+        o = Options(out=Path("."), protocol=protocol, net=net, media=media, base_image=base_image)
+        title = load_game(game, self.tasks_root).title
+        ctx = task_context(game, case_id, o, title, S.delivered_texts(protocol, r["instruction"]), seed)
+        want = _flatten(tomllib.loads(self.env.get_template("task.toml.j2").render(ctx)))
+        have = _flatten(raw)
+        for key in sorted(set(want) | set(have)):
+            if any(key == n or key.startswith(n + ".") for n in _NAMED_KEYS):
+                continue
+            if key not in want:
+                P.append(f"task.toml sets {key} = {_short(have[key])}, which make-harbor never writes")
+            elif key not in have:
+                P.append(f"task.toml lacks {key} (make-harbor writes {_short(want[key])})")
+            elif have[key] != want[key] or type(have[key]) is not type(want[key]):
+                P.append(f"task.toml {key} is {_short(have[key])}, make-harbor writes {_short(want[key])}")
+
+    def _check_links(self, d: Path, P: list[str]) -> None:
+        """No symlink (to a file or a folder) and nothing but folders and regular files anywhere in the task:
+        make-harbor writes none, and a link in environment/ can hand the agent any path of the host."""
+        for top, dirs, files in os.walk(d, followlinks=False):
+            for name in sorted(dirs + files):
+                p = Path(top) / name
+                rel = p.relative_to(d).as_posix()
+                st = p.lstat()
+                if stat.S_ISLNK(st.st_mode):
+                    P.append(f"{rel} is a symlink (to {os.readlink(p)!r}): make-harbor writes none"
+                             + (", and on the agent's side it can reach any path" if rel.startswith("environment/")
+                                else ""))
+                elif not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+                    P.append(f"{rel} is neither a folder nor a regular file")
 
     def _check_texts(self, d: Path, protocol: str, r: dict, P: list[str]) -> None:
         for rel, expected in S.delivered_texts(protocol, r["instruction"]).items():
@@ -218,9 +438,9 @@ class Validator:
             P.append("environment/instruction.md exists in a Protocol A task (A mounts only match.mp4)")
 
     def _check_agent_side(self, d: Path, protocol: str, net: str, media: str, game: str, case_id: str,
-                          seed: bytes, r: dict, P: list[str], rep: TaskReport) -> None:
+                          seed: bytes, r: dict, P: list[str], rep: TaskReport, base_image: str) -> None:
         envdir = d / "environment"
-        files = sorted(p.relative_to(envdir).as_posix() for p in envdir.rglob("*") if not p.is_dir())
+        files = regular_files(envdir)  # symlinks are reported by _check_links and never followed
         allowed = {"answer.json"}
         if S.compose_needed(media, net):
             allowed.add("docker-compose.yaml")
@@ -256,7 +476,7 @@ class Validator:
         if seed_file.is_file() and seed_file.read_bytes() != seed:
             P.append(f"environment/answer.json (the answer seed) is not byte-identical to {game}/answer_seed.json")
         if media == "copy":
-            self._check_dockerfile(envdir / "Dockerfile", protocol, P)
+            self._check_dockerfile(envdir / "Dockerfile", protocol, base_image, P)
             mp4 = envdir / "match.mp4"
             src = Path(r["media"])
             if mp4.is_file() and src.is_file() and sha256_file(mp4) != sha256_file(src):
@@ -273,7 +493,7 @@ class Validator:
         if cfg_seed != sha256_bytes(seed):
             P.append(f"[metadata].answer_seed_sha256 is not the SHA-256 of {game}/answer_seed.json")
 
-    def _check_dockerfile(self, path: Path, protocol: str, P: list[str]) -> None:
+    def _check_dockerfile(self, path: Path, protocol: str, base_image: str, P: list[str]) -> None:
         if not path.is_file():
             return
         allowed = {"match.mp4": S.MEDIA_TARGET, "answer.json": S.ANSWER_PATH}
@@ -292,7 +512,11 @@ class Validator:
                              f"{sorted(allowed)} copied to /app")
                 else:
                     seen.add(args[0])
-            elif op not in ("FROM", "WORKDIR", "ENTRYPOINT"):
+            elif op == "FROM":
+                if words[1:] != [base_image]:
+                    P.append(f"environment/Dockerfile:{n}: {line.strip()!r} is not FROM the declared base image "
+                             f"{base_image}")
+            elif op not in ("WORKDIR", "ENTRYPOINT"):
                 P.append(f"environment/Dockerfile:{n}: unexpected instruction {op}")
         for name in sorted(set(allowed) - seen):
             P.append(f"environment/Dockerfile does not copy {name} to {allowed[name]}")
@@ -340,7 +564,7 @@ class Validator:
                 continue
             seen[tgt] = src
             if tgt == S.MEDIA_TARGET:
-                m = _MEDIA_SOURCE_RE.match(src)
+                m = _MEDIA_SOURCE_RE.fullmatch(src)
                 ok = (m.group(1) == expected[tgt]) if m else (src.startswith("/") and src.endswith("/" + expected[tgt]))
                 if not ok:
                     P.append(f"the video mount source {src!r} is not ${{{S.MEDIA_ENV}:?...}}/{expected[tgt]} "
@@ -360,7 +584,7 @@ class Validator:
                              P: list[str]) -> None:
         tests = d / "tests"
         want = {"test.sh", "score_harbor.py", "judge.py", "gt.json", "case.json"}
-        have = {p.relative_to(tests).as_posix() for p in tests.rglob("*") if not p.is_dir()} if tests.is_dir() else set()
+        have = set(regular_files(tests))
         if have != want:
             P.append(f"tests/ holds {sorted(have)}, expected {sorted(want)}")
         if (tests / "judge.py").is_file() and (tests / "judge.py").read_bytes() != self.judge_bytes:
@@ -424,7 +648,11 @@ class Validator:
                 P.append(f"harbor lint [{f.rule}] {where}: {f.message}")
 
     # -- the whole dataset ---------------------------------------------------------------------
-    def check_dataset(self, root: Path, jobs: int = 2, progress: bool = True) -> tuple[list[TaskReport], list[str]]:
+    def check_dataset(self, root: Path, jobs: int = 2, progress: bool = True,
+                      processes: bool | None = None) -> tuple[list[TaskReport], list[str]]:
+        """Check every task folder under root. `processes`: check in `jobs` forked worker processes
+        (Harbor's own checks are pure Python, so threads share one core); None: when there are at
+        least two tasks per job and the platform can fork."""
         dataset_problems = []
         tasks = find_tasks(root)
         if not tasks:
@@ -442,10 +670,45 @@ class Validator:
                                             f"extra {sorted(set(found) - set(listed))[:5]}")
         from tqdm import tqdm
 
-        with ThreadPoolExecutor(max(1, jobs)) as pool:
-            reports = list(tqdm(pool.map(self.check, tasks), total=len(tasks), desc="validate", unit="task",
-                                disable=not progress, file=sys.stderr, dynamic_ncols=True))
+        batch = _ComposeBatch()
+        with media_env(str(paths.media_root(self.tasks_root))), batch.installed():
+            if self.with_compose and self.batch_compose:
+                batch.prefetch(tasks)
+            if processes is None:
+                processes = jobs > 1 and len(tasks) >= 2 * jobs
+            processes = processes and "fork" in multiprocessing.get_all_start_methods()
+            bar = dict(total=len(tasks), desc="validate", unit="task", disable=not progress, file=sys.stderr,
+                       dynamic_ncols=True)
+            if processes:
+                reports = self._check_in_processes(tasks, jobs, bar)
+            else:
+                with ThreadPoolExecutor(max(1, jobs)) as pool:
+                    reports = list(tqdm(pool.map(self.check, tasks), **bar))
+        self.compose_runs = batch.runs
         return reports, dataset_problems
+
+
+    def _check_in_processes(self, tasks: list[Path], jobs: int, bar: dict) -> list[TaskReport]:
+        """Forked workers inherit this validator (judge, templates, the compose batch's results) as it is."""
+        from tqdm import tqdm
+
+        global _WORKER
+        _WORKER = self
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # fork with the pool's own thread
+                with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("fork")) as pool:
+                    return list(tqdm(pool.map(_check_in_worker, tasks, chunksize=4), **bar))
+        finally:
+            _WORKER = None
+
+
+_WORKER: Validator | None = None
+
+
+def _check_in_worker(task: Path) -> TaskReport:
+    assert _WORKER is not None
+    return _WORKER.check(task)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -454,7 +717,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("dataset", type=Path, help="a dataset folder from make-harbor (or one task folder)")
     ap.add_argument("--tasks-root", type=Path, default=None,
                     help=f"the tasks tree it was generated from (default ${paths.TASKS_ROOT_ENV} or the checkout's tasks/)")
-    ap.add_argument("--jobs", type=int, default=2, help="folders checked at once (lint runs `docker compose config`)")
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes (threads for small datasets) checking folders at once")
     ap.add_argument("--no-compose", action="store_true", help="skip lint's compose rules even if docker compose is present")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true", help="also print notes for good folders")
