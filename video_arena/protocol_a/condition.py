@@ -5,8 +5,9 @@ retry schedule, the transport (ordered image parts, or one lossless 1 FPS MP4) a
 cap.  Every run record carries the condition's digest (`condition_sha256`): SHA-256 of the file's
 canonical JSON (sorted keys, no whitespace), so re-indenting a file does not change it but any
 value does.  The versioned files live in `video_arena/protocol_a/conditions/`; `verify_cell` finds
-a cell's condition there by digest (or in `<out>/conditions/<digest>.json`, where the runner keeps
-a copy of a custom `--condition` file).
+a cell's condition there by digest (or in `<out>/_conditions/<digest>.json`, where the runner keeps
+a copy of the condition file it ran; the leading underscore keeps the folder out of the scorer's
+game folders).
 
 Test-only: `VA_A_RETRY_SCALE` (a float) multiplies every retry delay.  It exists so the retry tests
 run in milliseconds; it never changes a request, and a run record notes any scale other than 1.
@@ -27,6 +28,9 @@ DEFAULT_CONDITION = CONDITIONS_DIR / "video-arena-a-v1.json"
 FORMAT = "video-arena-condition/1"
 RETRY_SCALE_ENV = "VA_A_RETRY_SCALE"  # test-only
 TRANSPORTS = ("image_parts", "mp4")
+#: <out>/_conditions/<digest>.json: the runner's copy of its condition file.  A results folder's
+#: subfolders starting with "_" or "." are not game folders (video_arena.scoring.scorer).
+CONDITIONS_SUBDIR = "_conditions"
 
 
 class ConditionError(ValueError):
