@@ -111,10 +111,15 @@ class Condition:
     def redraw_no_visible_answer(self) -> bool:
         return bool(self.doc["retry"].get("redraw_no_visible_answer", True))
 
+    @staticmethod
+    def retry_schedule(kind: str) -> str:
+        """The retry schedule (a key of the condition's `retry`) an error of `kind` follows."""
+        return "server_error_s" if kind == "server" else "rate_limit_and_timeout_s"
+
     def retry_delay(self, kind: str, i: int) -> float:
-        """Seconds before retry i (0-based) of an error of `kind` ('rate_limit', 'timeout', 'server')."""
-        key = "server_error_s" if kind == "server" else "rate_limit_and_timeout_s"
-        sched = self.doc["retry"][key]
+        """Seconds before the i-th (0-based) retry on `kind`'s own schedule ('rate_limit', 'timeout',
+        'bad_reply': 1, 2, 4 s; 'server': 10, 20, 40 s); i counts that schedule's retries only."""
+        sched = self.doc["retry"][self.retry_schedule(kind)]
         return float(sched[min(i, len(sched) - 1)]) * retry_scale()
 
 
