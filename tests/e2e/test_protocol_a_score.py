@@ -87,6 +87,7 @@ def test_run_a_then_score_every_game(tree, tmp_path):
         p = subprocess.run([exe, "score", str(out), "--tasks-root", str(root), "--quiet", "--bootstrap", "0",
                             *verify], capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, (verify, p.stdout, p.stderr)
+        print(f"$ video-arena score {' '.join(verify)}\n{p.stdout}")
         for game in first:
             line = next((ln for ln in p.stdout.splitlines() if re.match(rf"\s*{game}\b", ln)), None)
             assert line is not None, (game, p.stdout)
