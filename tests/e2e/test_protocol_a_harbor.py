@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -50,7 +51,10 @@ def harbor_run(dataset_dir: Path, tree: Path, server: OpenAITestServer, jobs: Pa
     from video_arena.harbor.oracle_check import harbor_env, harbor_executable, resource_args
 
     env = harbor_env(tree)
-    env.update(PYTHONPATH=str(REPO / "agents"), OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="test-key")
+    # this checkout's package first: the harbor console script would otherwise import whatever
+    # video_arena the environment has installed
+    env.update(PYTHONPATH=os.pathsep.join([str(REPO / "agents"), str(REPO)]), OPENAI_BASE_URL=server.base_url,
+               OPENAI_API_KEY="test-key")
     cmd = [harbor_executable(), "run", "-p", str(dataset_dir), "-a", "protocol_a_agent:ProtocolA",
            "-m", "openai/test-model", "-n", "1", "-y", "--job-name", name, "-o", str(jobs),
            "--ak", "reasoning_effort=low", "--ak", "max_tokens=4000", "--ak", "timeout=60", *resource_args()]
