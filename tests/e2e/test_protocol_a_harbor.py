@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -50,7 +51,10 @@ def harbor_run(dataset_dir: Path, tree: Path, server: OpenAITestServer, jobs: Pa
     from video_arena.harbor.oracle_check import harbor_env, harbor_executable, resource_args
 
     env = harbor_env(tree)
-    env.update(PYTHONPATH=str(REPO / "agents"), OPENAI_BASE_URL=server.base_url, OPENAI_API_KEY="test-key")
+    # this checkout's package first: the harbor console script would otherwise import whatever
+    # video_arena the environment has installed
+    env.update(PYTHONPATH=os.pathsep.join([str(REPO / "agents"), str(REPO)]), OPENAI_BASE_URL=server.base_url,
+               OPENAI_API_KEY="test-key")
     cmd = [harbor_executable(), "run", "-p", str(dataset_dir), "-a", "protocol_a_agent:ProtocolA",
            "-m", "openai/test-model", "-n", "1", "-y", "--job-name", name, "-o", str(jobs),
            "--ak", "reasoning_effort=low", "--ak", "max_tokens=4000", "--ak", "timeout=60", *resource_args()]
@@ -127,3 +131,35 @@ def test_protocol_a_agent_real_trials(dataset, tmp_path):
         [t] = harbor_run(ds, tree, srv, jobs, "pa-harness-error", only=CASE)
         assert t["result"].get("exception_info"), t["log"][-3000:]
         assert json.loads((t["trial"] / "agent" / "run.json").read_text())["stop_reason"] == "harness_error"
+
+
+def test_a_5000_row_answer_reaches_the_verifier(dataset, tmp_path, J):
+    """The answer goes in through the environment's file upload: a 5,000-row answer (~450 kB, far
+    past Linux's 128 KiB limit on one shell argument) reaches the verifier whole and is scored as
+    the native judge scores it; the agent's run.json carries the toolkit provenance."""
+    from video_arena.toolkit_info import toolkit_provenance
+
+    tree, ds = dataset
+    gt_rows = json.loads(oracle_reply(tree, CASE, prose=False))["events"]
+    extra = [{"t": 1000 + i, "type": "move", "actor": "white", "where": "a1", "delta": "flat", "state": "even"}
+             for i in range(5000 - len(gt_rows))]
+    answer = {"events": gt_rows + extra}
+    reply = "Here are all the events:\n" + json.dumps(answer)
+    assert len(reply.encode()) > 3 * 128 * 1024
+    with OpenAITestServer(default={"content": reply}) as srv:
+        [t] = harbor_run(ds, tree, srv, tmp_path / "jobs", "pa-5000-rows", only=CASE)
+    res, agent = t["result"], t["trial"] / "agent"
+    assert res.get("exception_info") is None, (res.get("exception_info"), t["log"][-3000:])
+    run = json.loads((agent / "run.json").read_text())
+    assert run["n_rows"] == 5000 and run["answer_state"] == "answered"
+    assert run["toolkit"] == toolkit_provenance()
+    local = tmp_path / "answer.json"
+    local.write_text(json.dumps(answer))
+    expected = J.judge_files(tree / "chess" / "gt" / f"{CASE}.json", local)
+    judge = json.loads((t["trial"] / "verifier" / "judge.json").read_text())
+    assert (judge.get("record") or judge).get("n_pred") == 5000, judge
+    rewards = res["verifier_result"]["rewards"]
+    assert rewards["reward"] == pytest.approx(expected["reward"]) and rewards["t1_f1"] == pytest.approx(
+        expected["t1_f1"])
+    assert 0 < rewards["reward"] < 0.01  # 4 true rows among 5,000: the answer was read whole
+    print(f"5,000-row Harbor trial: reward {rewards['reward']!r}, t1_f1 {rewards['t1_f1']!r}")

@@ -389,3 +389,117 @@ def test_missing_media_is_harness_error(tree, cache, server, tmp_path):
     assert run(t2, cache, server, out) == 0
     r = rec(out)
     assert r["stop_reason"] == "harness_error" and "missing" in r["error"] and not server.requests
+
+
+# -- replies that are not replies (a 200 that is not a chat completion is a transport error) ----------
+
+HTML = "<!doctype html><html><head><title>Sign in</title></head><body>proxy login</body></html>"
+
+
+def test_a_200_that_is_not_a_chat_completion_is_retried_then_missing(tree, cache, server, tmp_path):
+    server.script({"raw": HTML}, {"choices": "oops"}, {"message": None}, {"raw": '{"error": {"message": "x"}}',
+                                                                          "content_type": "application/json"})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert len(server.requests) == 4
+    assert [a["error"] for a in r["attempts"]] == ["bad_reply"] * 4
+    assert [a.get("retry_after_s") for a in r["attempts"][:3]] == pytest.approx([0.001, 0.002, 0.004])
+    assert "not JSON" in r["attempts"][0]["message"] and "choices is str" in r["attempts"][1]["message"]
+    assert "message is null" in r["attempts"][2]["message"] and "no choices" in r["attempts"][3]["message"]
+    # missing (stop_reason harness_error, no answer.json), never an "empty" / "no_answer" 0.0
+    assert r["stop_reason"] == "harness_error" and r["answer_state"] is None
+    assert not (cell(out) / "answer.json").exists()
+
+
+def test_a_bad_reply_then_a_good_one_is_answered(tree, cache, server, tmp_path):
+    server.script({"raw": HTML}, {"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert [a.get("error") for a in r["attempts"]] == ["bad_reply", None]
+    assert r["answer_state"] == "answered" and r["n_rows"] == 4
+    assert verify_cell(cell(out), tree) == (True, "ok")
+
+
+def test_content_as_a_list_of_parts_is_joined(tree, cache, server, tmp_path):
+    text = oracle_reply(tree, SHORT)
+    cut = len(text) // 2
+    server.script({"content": [{"type": "text", "text": text[:cut]}, {"type": "image_url", "image_url": {"url": "x"}},
+                               {"type": "output_text", "text": text[cut:]}]})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert r["answer_state"] == "answered" and r["n_rows"] == 4 and len(server.requests) == 1
+    assert (cell(out) / "reply.txt").read_text() == text
+    assert verify_cell(cell(out), tree) == (True, "ok")
+
+
+@pytest.mark.parametrize("content", [42, {"text": "{}"}, True, [{"type": "text", "text": 7}], [3]])
+def test_content_of_a_wrong_type_is_a_transport_error_not_a_crash(tree, cache, server, tmp_path, content):
+    server.script(*[{"content": content}] * 4)
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert [a["error"] for a in r["attempts"]] == ["bad_reply"] * 4
+    assert r["stop_reason"] == "harness_error" and not (cell(out) / "answer.json").exists()
+
+
+def test_a_lone_surrogate_is_written_safely(tree, cache, server, tmp_path):
+    text = "\ud800 prose \udfff\n" + oracle_reply(tree, SHORT)
+    server.script({"content": text, "reasoning_content": "think \udc00"})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert r["answer_state"] == "answered" and r["n_rows"] == 4
+    assert r["reply_lone_surrogates_replaced"] == 2
+    reply = (cell(out) / "reply.txt").read_text(encoding="utf-8")
+    assert reply.startswith("\ufffd prose \ufffd\n") and reply.endswith(oracle_reply(tree, SHORT))
+    assert (cell(out) / "reasoning.txt").read_text(encoding="utf-8") == "think \ufffd"
+    assert verify_cell(cell(out), tree) == (True, "ok")
+
+
+def test_the_request_timeout_bounds_the_whole_call(tree, cache, server, tmp_path):
+    # a server sending one byte every 0.25 s: each read is quick, the whole reply would take ~75 s
+    cond = condition(tmp_path, request_timeout_s=1.0, retry__max_retries=1)
+    server.script({"content": oracle_reply(tree, SHORT), "drip": 0.25}, {"content": oracle_reply(tree, SHORT),
+                                                                          "drip": 0.25})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out, "--condition", str(cond)) == 0
+    r = rec(out)
+    assert [a["error"] for a in r["attempts"]] == ["timeout", "timeout"]
+    assert all(a["wall_s"] < 2.0 for a in r["attempts"]), r["attempts"]  # the deadline, not 75 s
+    assert r["stop_reason"] == "harness_error"
+
+
+def test_a_connection_dropped_mid_body_is_a_transport_error(tree, cache, server, tmp_path):
+    server.script({"content": oracle_reply(tree, SHORT), "drip": 0.001, "drip_bytes": 150},
+                  {"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert [a.get("error") for a in r["attempts"]] == ["timeout", None] and r["answer_state"] == "answered"
+
+
+def test_each_retry_schedule_has_its_own_counter(tree, cache, server, tmp_path):
+    # a 5xx after a 429 waits the 5xx schedule's first step (10 s, scaled), not its second (20 s)
+    server.script({"status": 429}, {"status": 500}, {"status": 429}, {"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert [a.get("error") for a in r["attempts"]] == ["rate_limit", "server", "rate_limit", None]
+    assert [a.get("retry_after_s") for a in r["attempts"][:3]] == pytest.approx([0.001, 0.01, 0.002])
+    assert r["answer_state"] == "answered"
+
+
+def test_run_records_carry_the_toolkit_provenance(tree, cache, server, tmp_path):
+    from video_arena.toolkit_info import toolkit_provenance
+
+    server.script({"status": 401}, {"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    assert rec(out)["stop_reason"] == "harness_error" and rec(out)["toolkit"] == toolkit_provenance()
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert r["answer_state"] == "answered" and r["toolkit"] == toolkit_provenance()
+    assert set(r["toolkit"]) >= {"toolkit_version", "judge_version", "git_commit", "git_dirty"}

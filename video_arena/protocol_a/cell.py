@@ -31,7 +31,8 @@ from video_arena.core.instruction import instruction_for
 from video_arena.core.tasks import ANSWER_ROOT_KEY
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.condition import Condition, retry_scale
-from video_arena.protocol_a.engine import HarnessError, RequestOptions, run_request
+from video_arena.protocol_a.engine import HarnessError, RequestOptions, run_request, safe_text
+from video_arena.toolkit_info import toolkit_provenance
 
 CELL_FILES = ("answer.json", "run.json", "prompt.txt", "reply.txt", "receipt.json", "reasoning.txt")
 RECEIPT_FORMAT = "video-arena-a-receipt/1"
@@ -49,8 +50,13 @@ def clear_cell(out_dir: Path) -> None:
 
 
 def _write_json(path: Path, obj: Any) -> None:
+    try:
+        text = json.dumps(obj, indent=1, ensure_ascii=False) + "\n"
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate somewhere: \u escapes are still valid JSON
+        text = json.dumps(obj, indent=1, ensure_ascii=True) + "\n"
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
 
 
@@ -84,7 +90,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         "transport": cond.transport, "request_timeout_s": cond.request_timeout_s,
         "reasoning_effort": opts.reasoning_effort,
         "enable_thinking": opts.enable_thinking, "request_params": opts.record(),
-        "started_at": started,
+        "started_at": started, "toolkit": toolkit_provenance(),
     }
     if retry_scale() != 1.0:
         record["retry_scale"] = retry_scale()
@@ -100,7 +106,8 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         oc = run_request(client, cond, opts, prompt_for, frames_for, spec, degradations, log=log)
     except (HarnessError, G.GridError, OSError, ValueError) as exc:
         record.update({
-            "stop_reason": "harness_error", "answer_state": None, "error": f"{type(exc).__name__}: {exc}",
+            "stop_reason": "harness_error", "answer_state": None,
+            "error": safe_text(f"{type(exc).__name__}: {exc}")[0],
             "attempts": getattr(exc, "attempts", []), "degradations": getattr(exc, "degradations", degradations),
             "protocol_complete": False, "n_rows": None, "wall_s": round(time.monotonic() - t0, 3),
             "finished_at": _now(),
@@ -139,6 +146,8 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         "attempts": oc.attempts, "n_attempts": len(oc.attempts),
         "wall_s": round(time.monotonic() - t0, 3), "finished_at": _now(),
     })
+    if oc.lone_surrogates:
+        record["reply_lone_surrogates_replaced"] = oc.lone_surrogates
     receipt = {
         "format": RECEIPT_FORMAT, "game": game, "case_id": case_id, "runner": runner,
         **frames.receipt(), "sampling": sampling_of(oc.spec), "transport": cond.transport,

@@ -5,8 +5,9 @@ retry schedule, the transport (ordered image parts, or one lossless 1 FPS MP4) a
 cap.  Every run record carries the condition's digest (`condition_sha256`): SHA-256 of the file's
 canonical JSON (sorted keys, no whitespace), so re-indenting a file does not change it but any
 value does.  The versioned files live in `video_arena/protocol_a/conditions/`; `verify_cell` finds
-a cell's condition there by digest (or in `<out>/conditions/<digest>.json`, where the runner keeps
-a copy of a custom `--condition` file).
+a cell's condition there by digest (or in `<out>/_conditions/<digest>.json`, where the runner keeps
+a copy of the condition file it ran; the leading underscore keeps the folder out of the scorer's
+game folders).
 
 Test-only: `VA_A_RETRY_SCALE` (a float) multiplies every retry delay.  It exists so the retry tests
 run in milliseconds; it never changes a request, and a run record notes any scale other than 1.
@@ -27,6 +28,9 @@ DEFAULT_CONDITION = CONDITIONS_DIR / "video-arena-a-v1.json"
 FORMAT = "video-arena-condition/1"
 RETRY_SCALE_ENV = "VA_A_RETRY_SCALE"  # test-only
 TRANSPORTS = ("image_parts", "mp4")
+#: <out>/_conditions/<digest>.json: the runner's copy of its condition file.  A results folder's
+#: subfolders starting with "_" or "." are not game folders (video_arena.scoring.scorer).
+CONDITIONS_SUBDIR = "_conditions"
 
 
 class ConditionError(ValueError):
@@ -107,10 +111,15 @@ class Condition:
     def redraw_no_visible_answer(self) -> bool:
         return bool(self.doc["retry"].get("redraw_no_visible_answer", True))
 
+    @staticmethod
+    def retry_schedule(kind: str) -> str:
+        """The retry schedule (a key of the condition's `retry`) an error of `kind` follows."""
+        return "server_error_s" if kind == "server" else "rate_limit_and_timeout_s"
+
     def retry_delay(self, kind: str, i: int) -> float:
-        """Seconds before retry i (0-based) of an error of `kind` ('rate_limit', 'timeout', 'server')."""
-        key = "server_error_s" if kind == "server" else "rate_limit_and_timeout_s"
-        sched = self.doc["retry"][key]
+        """Seconds before the i-th (0-based) retry on `kind`'s own schedule ('rate_limit', 'timeout',
+        'bad_reply': 1, 2, 4 s; 'server': 10, 20, 40 s); i counts that schedule's retries only."""
+        sched = self.doc["retry"][self.retry_schedule(kind)]
         return float(sched[min(i, len(sched) - 1)]) * retry_scale()
 
 

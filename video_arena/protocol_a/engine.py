@@ -7,10 +7,12 @@ Seed 003's discipline, applied:
   JSON's SHA-256 is the request hash; the bytes sent are that body with each reference swapped for
   the data URL of the still (or of the MP4 built from them).  The scorer rebuilds the reference body
   from the condition file, the case and the receipt (provenance.verify_cell).
-* Retries (at most `retry.max_retries`, one shared budget): rate limits (429), timeouts and dropped
-  connections wait 1, 2, 4 s; server errors (5xx) wait 10, 20, 40 s.  A reply with no visible answer
-  (no text, whether the host returned nothing or the guard cut off a reasoning-only reply) is redrawn
-  inside the same budget.  Other 4xx errors are not retried.
+* Retries (at most `retry.max_retries`, one shared budget): rate limits (429), timeouts, dropped
+  connections and 200 replies that are not chat completions wait 1, 2, 4 s; server errors (5xx) wait
+  10, 20, 40 s; each schedule advances on its own failures only (a 5xx after a 429 waits 10 s).  A
+  reply with no visible answer (no text, whether the host returned nothing or the guard cut off a
+  reasoning-only reply) is redrawn inside the same budget.  Other 4xx errors are not retried.
+* Every attempt has a total deadline (`request_timeout_s`) over the whole call, not per read.
 * Degradations are recorded, never silent: a body over the declared cap (or an HTTP 413) raises
   `jpeg_q` step by step; a provider image-count cap below the grid (a 400 saying "maximum allowed:
   250") re-samples the grid with that many stills, spread uniformly over the whole match.
@@ -19,15 +21,18 @@ Seed 003's discipline, applied:
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import httpx
 import openai
 
 from video_arena.digests import sha256_bytes
@@ -167,22 +172,173 @@ class Outcome:
     reasoning: str | None
     visible: bool
     hit_max_tokens: bool
+    lone_surrogates: int = 0
 
 
-def _usage(resp: Any) -> dict[str, Any]:
-    u = getattr(resp, "usage", None)
-    if u is None:
+#: A reply body larger than this is not read further (a transport error): no chat completion with
+#: one answer comes near it, and an endpoint streaming without end must not exhaust memory.
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_TEXT_PART_TYPES = ("text", "output_text")
+
+
+class BadReply(Exception):
+    """HTTP 200 whose body is not a chat completion (an HTML page, `choices` not a list, a null
+    message, content of a wrong type, an oversized or non-UTF-8 body): a transport error."""
+
+
+class DeadlineExceeded(Exception):
+    """The whole request (connect, send, headers, body) took longer than request_timeout_s."""
+
+
+def safe_text(s: str) -> tuple[str, int]:
+    """(s with every lone UTF-16 surrogate replaced by U+FFFD, how many were replaced).
+
+    A JSON reply may carry "\\ud800" escapes that decode to lone surrogates, which cannot be written
+    as UTF-8; replacing them keeps reply.txt, run.json and answer.json writable and consistent."""
+    n = len(_SURROGATE_RE.findall(s))
+    return (_SURROGATE_RE.sub("\ufffd", s), n) if n else (s, 0)
+
+
+@dataclass
+class Reply:
+    """A parsed chat completion (the first choice)."""
+
+    content: str
+    finish_reason: str | None
+    usage: dict[str, Any]
+    reasoning: str | None
+    lone_surrogates: int = 0
+
+
+def _int_or_none(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _usage(d: Any) -> dict[str, Any]:
+    if not isinstance(d, dict):
         return {}
-    d = u.model_dump() if hasattr(u, "model_dump") else dict(u)
-    out = {k: d.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    out = {k: _int_or_none(d.get(k)) for k in ("prompt_tokens", "completion_tokens", "total_tokens")}
     details = d.get("completion_tokens_details") or {}
-    if isinstance(details, dict) and details.get("reasoning_tokens") is not None:
+    if isinstance(details, dict) and _int_or_none(details.get("reasoning_tokens")) is not None:
         out["reasoning_tokens"] = details["reasoning_tokens"]
     return out
 
 
+def _content_text(content: Any) -> str:
+    """The visible text of a message's content: a string, null (""), or a list of parts whose text
+    parts are joined in order (other parts, e.g. images, carry no answer).  Anything else: BadReply."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            if isinstance(part, str):
+                texts.append(part)
+            elif isinstance(part, dict) and part.get("type", "text") in _TEXT_PART_TYPES:
+                t = part.get("text")
+                if isinstance(t, dict):  # {"type": "output_text", "text": {"value": ...}}
+                    t = t.get("value")
+                if not isinstance(t, str):
+                    raise BadReply(f"a text part of the content holds {type(t).__name__}, not text")
+                texts.append(t)
+            elif not isinstance(part, dict):
+                raise BadReply(f"a content part is {type(part).__name__}, not an object")
+        return "".join(texts)
+    raise BadReply(f"message content is {type(content).__name__}, not text or a list of parts")
+
+
+def parse_completion(raw: bytes) -> Reply:
+    """Parse a 200 reply body as a chat completion; raise BadReply when it is not one."""
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:  # includes UnicodeDecodeError
+        head = raw[:120].decode("utf-8", "replace").strip().replace("\n", " ")
+        raise BadReply(f"the body is not JSON ({type(exc).__name__}): {head!r}") from None
+    if not isinstance(doc, dict):
+        raise BadReply(f"the body is a JSON {type(doc).__name__}, not a chat completion object")
+    if "choices" not in doc:
+        err = doc.get("error")
+        raise BadReply(f"no choices in the body{f': error {str(err)[:200]!r}' if err else ''}")
+    choices = doc["choices"]
+    if not isinstance(choices, list):
+        raise BadReply(f"choices is {type(choices).__name__}, not a list")
+    if not choices:  # a well-formed completion without a choice: no visible answer (redrawn)
+        return Reply(content="", finish_reason=None, usage=_usage(doc.get("usage")), reasoning=None)
+    choice = choices[0]
+    if not isinstance(choice, dict):
+        raise BadReply(f"choices[0] is {type(choice).__name__}, not an object")
+    msg = choice.get("message")
+    if not isinstance(msg, dict):
+        raise BadReply(f"choices[0].message is {'null' if msg is None else type(msg).__name__}")
+    content, n_sur = safe_text(_content_text(msg.get("content")))
+    reasoning = msg.get("reasoning_content") or msg.get("reasoning")
+    reasoning = safe_text(reasoning)[0] if isinstance(reasoning, str) else None
+    finish = choice.get("finish_reason")
+    return Reply(content=content, finish_reason=finish if isinstance(finish, str) else None,
+                 usage=_usage(doc.get("usage")), reasoning=reasoning, lone_surrogates=n_sur)
+
+
+def _read_capped(resp: Any) -> bytes:
+    buf = bytearray()
+    for chunk in resp.iter_bytes():
+        buf += chunk
+        if len(buf) > MAX_REPLY_BYTES:
+            raise BadReply(f"the reply body exceeds {MAX_REPLY_BYTES} bytes")
+    return bytes(buf)
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context():
+    """httpx's default verification context, built once (building it per attempt costs ~0.2 s)."""
+    return httpx.create_ssl_context()
+
+
+def call_once(client: openai.OpenAI, body: dict[str, Any], timeout_s: float) -> Reply:
+    """One HTTP attempt with a total deadline of `timeout_s` over the whole call (connect, upload,
+    headers and body), not only per read: the call runs in a worker thread on its own connection
+    pool; at the deadline that pool is closed (which ends the worker's next read) and
+    DeadlineExceeded is raised.  HTTP errors raise the openai client's exceptions; a 200 that is not
+    a chat completion raises BadReply."""
+    deadline = time.monotonic() + timeout_s
+    http = httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=True, verify=_ssl_context())
+    c = client.with_options(http_client=http, max_retries=0, timeout=timeout_s)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            with c.chat.completions.with_streaming_response.create(
+                    **{k: v for k, v in body.items() if k in ("model", "messages")},
+                    extra_body={k: v for k, v in body.items() if k not in ("model", "messages")},
+                    timeout=timeout_s) as resp:
+                box["raw"] = _read_capped(resp)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            box["exc"] = exc
+
+    t = threading.Thread(target=work, name="va-a-request", daemon=True)
+    t.start()
+    t.join(max(0.0, deadline - time.monotonic()))
+    if t.is_alive():
+        # close the worker's pool (its socket) from another thread, so this call returns now: the
+        # worker's next read fails and it ends
+        threading.Thread(target=http.close, name="va-a-abort", daemon=True).start()
+        raise DeadlineExceeded(f"no complete reply within request_timeout_s={timeout_s:g} s")
+    http.close()
+    if "exc" in box:
+        raise box["exc"]
+    return parse_completion(box["raw"])
+
+
 def _classify(exc: Exception) -> tuple[str, int | None]:
-    """('rate_limit'|'timeout'|'server'|'too_large'|'image_cap'|'fatal', status)."""
+    """('rate_limit'|'timeout'|'bad_reply'|'server'|'too_large'|'image_cap'|'fatal', status)."""
+    if isinstance(exc, DeadlineExceeded):
+        return "timeout", None
+    if isinstance(exc, BadReply):
+        return "bad_reply", 200
+    if isinstance(exc, (httpx.TransportError, httpx.StreamError)):  # raised while reading the body
+        return "timeout", None
     if isinstance(exc, openai.APITimeoutError):
         return "timeout", None
     if isinstance(exc, openai.APIConnectionError):
@@ -214,7 +370,8 @@ def run_request(client: openai.OpenAI, cond: Condition, opts: RequestOptions, pr
     degradations = list(degradations or [])
     attempts: list[dict[str, Any]] = []
     frames = frames_for(spec)
-    retries = 0
+    retries = 0  # one budget shared by every kind of retry and redraw
+    per_schedule: dict[str, int] = {}  # each retry schedule advances on its own failures only
     last_error = "no attempt made"
     last_empty: dict[str, Any] | None = None
 
@@ -237,17 +394,14 @@ def run_request(client: openai.OpenAI, cond: Condition, opts: RequestOptions, pr
             t0 = time.monotonic()
             att: dict[str, Any] = {"n": len(attempts) + 1, "jpeg_q": spec.jpeg_q, "frames": frames.plan.n}
             try:
-                resp = client.chat.completions.create(
-                    **{k: v for k, v in body.items() if k in ("model", "messages")},
-                    extra_body={k: v for k, v in body.items() if k not in ("model", "messages")},
-                    timeout=cond.request_timeout_s,
-                )
+                reply = call_once(client, body, cond.request_timeout_s)
             except Exception as exc:  # noqa: BLE001 - classified below
                 kind, status = _classify(exc)
+                message = safe_text(str(exc))[0]
                 att.update(wall_s=round(time.monotonic() - t0, 3), error=kind, status=status,
-                           message=str(exc)[:500])
+                           message=message[:500])
                 attempts.append(att)
-                last_error = f"{kind} ({status}): {str(exc)[:300]}"
+                last_error = f"{kind} ({status}): {message[:300]}"
                 log(f"attempt {att['n']}: {last_error}")
                 if kind == "too_large":
                     spec, frames = _raise_jpeg_q(cond, spec, frames_for, degradations, attempts,
@@ -257,7 +411,7 @@ def run_request(client: openai.OpenAI, cond: Condition, opts: RequestOptions, pr
                     n_cap = int(_IMAGE_CAP_RE.search(str(exc)).group(1))
                     if 1 <= n_cap < frames.plan.n:
                         degradations.append({"kind": "max_frames", "from": frames.plan.n, "to": n_cap,
-                                             "why": f"provider image cap: {str(exc)[:200]}"})
+                                             "why": f"provider image cap: {message[:200]}"})
                         spec = G.GridSpec(fps=spec.fps, max_frames=n_cap, longest_side=spec.longest_side,
                                           jpeg_q=spec.jpeg_q)
                         frames = frames_for(spec)
@@ -267,28 +421,26 @@ def run_request(client: openai.OpenAI, cond: Condition, opts: RequestOptions, pr
                     raise HarnessError(f"request failed without retry: {last_error}", attempts, degradations)
                 if retries >= cond.max_retries:
                     raise HarnessError(f"no reply after {retries} retries: {last_error}", attempts, degradations)
-                delay = cond.retry_delay(kind, retries)
+                schedule = cond.retry_schedule(kind)
+                delay = cond.retry_delay(kind, per_schedule.get(schedule, 0))
+                per_schedule[schedule] = per_schedule.get(schedule, 0) + 1
                 att["retry_after_s"] = delay
                 retries += 1
                 sleep(delay)
                 continue
 
-            choice = resp.choices[0] if getattr(resp, "choices", None) else None
-            msg = getattr(choice, "message", None)
-            content = (getattr(msg, "content", None) or "") if msg is not None else ""
-            finish = getattr(choice, "finish_reason", None) if choice is not None else None
-            extra = (getattr(msg, "model_extra", None) or {}) if msg is not None else {}
-            reasoning = extra.get("reasoning_content") or extra.get("reasoning") or None
-            usage = _usage(resp)
+            content, finish, usage, reasoning = reply.content, reply.finish_reason, reply.usage, reply.reasoning
             visible = bool(content.strip())
             att.update(wall_s=round(time.monotonic() - t0, 3), finish_reason=finish,
                        reply_chars=len(content), visible=visible, usage=usage)
+            if reply.lone_surrogates:
+                att["lone_surrogates_replaced"] = reply.lone_surrogates
             attempts.append(att)
             outcome = Outcome(reply=content, finish_reason=finish, usage=usage, attempts=attempts,
                               degradations=degradations, frames=frames, spec=spec, request_sha256=rsha,
                               body_bytes=body_bytes, mp4_sha256=sha256_bytes(mp4) if mp4 else None,
-                              reasoning=reasoning if isinstance(reasoning, str) else None, visible=visible,
-                              hit_max_tokens=finish == "length")
+                              reasoning=reasoning, visible=visible, hit_max_tokens=finish == "length",
+                              lone_surrogates=reply.lone_surrogates)
             if visible or not cond.redraw_no_visible_answer:
                 return outcome
             last_empty = outcome  # type: ignore[assignment]

@@ -11,7 +11,8 @@ The model never sees the container.  The agent
 4. builds the prompt with protocol_a_prompt() from the task's instruction (already rendered for
    Protocol A) and makes the one /chat/completions call from the host, through the same engine as
    the native runner ($OPENAI_API_KEY, $OPENAI_BASE_URL, or --ae),
-5. writes the extracted answer to /app/answer.json as the agent user.  A reply without an answer
+5. uploads the extracted answer with the environment's file upload and moves it to /app/answer.json
+   as the agent user (its SHA-256 checked in the container).  A reply without an answer
    leaves the seed (scores 0.0); a call that never got a reply raises, so the trial is a harness
    exception (missing), never 0.0.
 
@@ -22,7 +23,6 @@ The agent logs hold run.json, prompt.txt, reply.txt, receipt.json, answer.json a
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import shlex
@@ -37,6 +37,7 @@ from harbor.environments.base import BaseEnvironment
 from harbor.models.agent.context import AgentContext
 
 from video_arena.core.tasks import CASE_ID_RE, GAME_RE
+from video_arena.digests import sha256_bytes
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
 from video_arena.protocol_a.condition import load_condition
@@ -181,7 +182,7 @@ class ProtocolA(BaseAgent):
         context.metadata = {k: record.get(k) for k in (
             "stop_reason", "answer_state", "n_rows", "n_json_blocks", "frames_used", "fps_eff",
             "t1_recall_ceiling", "protocol_complete", "degradations", "request_sha256", "condition_sha256",
-            "reasoning_effort", "enable_thinking", "sampling", "error")}
+            "reasoning_effort", "enable_thinking", "sampling", "error", "toolkit")}
         usage = record.get("usage") or {}
         if usage.get("prompt_tokens") is not None:
             context.n_input_tokens = usage.get("prompt_tokens")
@@ -190,7 +191,16 @@ class ProtocolA(BaseAgent):
         if record["stop_reason"] == "harness_error":
             raise RuntimeError(f"Protocol A call never got a reply: {record.get('error')}")
         if record["answer_state"] == "answered":
-            data = (self.logs_dir / "answer.json").read_bytes()
-            b64 = base64.b64encode(data).decode("ascii")
-            await self._sh(environment, f"printf %s {b64} | base64 -d > {ANSWER}.tmp && mv {ANSWER}.tmp {ANSWER}", 120)
+            await self._write_answer(environment, self.logs_dir / "answer.json")
         # no_answer: /app/answer.json keeps the empty seed, which scores 0.0
+
+    async def _write_answer(self, environment: BaseEnvironment, local: Path) -> None:
+        """Put the answer at /app/answer.json through the environment's file upload (no size limit,
+        unlike a shell argument, which Linux caps at 128 KiB: about 800 rows), then copy it into
+        place as the agent user and check its SHA-256 in the container before the rename."""
+        staged = f"{WORK}/answer.upload.json"
+        await environment.upload_file(local, staged)
+        digest = sha256_bytes(local.read_bytes())
+        await self._sh(environment,
+                       f"cp {staged} {ANSWER}.tmp && test \"$(sha256sum {ANSWER}.tmp | cut -d' ' -f1)\" = {digest}"
+                       f" && mv -f {ANSWER}.tmp {ANSWER} && rm -f {staged}", 120)

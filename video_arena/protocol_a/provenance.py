@@ -4,7 +4,7 @@ Each cell records `request_sha256`: the SHA-256 of its request with every still 
 still's own SHA-256 (engine.reference_body).  `verify_cell` rebuilds that request from
 
   * the condition file, found by the recorded `condition_sha256` among the versioned conditions
-    (video_arena/protocol_a/conditions/) or the copy the runner keeps in <out>/conditions/,
+    (video_arena/protocol_a/conditions/) or the copy the runner keeps in <out>/_conditions/,
   * the case: the game's instruction in the tasks tree, rendered for Protocol A,
   * the receipt: the video_ts and the still digests,
   * the request options the run record holds (model, max_tokens, reasoning effort, extra body),
@@ -24,7 +24,7 @@ from video_arena.core import extract_answer, protocol_a_prompt, resolve, text_di
 from video_arena.core.instruction import instruction_for
 from video_arena.core.tasks import ANSWER_ROOT_KEY
 from video_arena.protocol_a import grid as G
-from video_arena.protocol_a.condition import find_condition
+from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, find_condition
 from video_arena.protocol_a.engine import RequestOptions, reference_body, request_sha256
 
 __all__ = ["rebuild_request_sha256", "verify_cell", "request_sha256", "reference_body"]
@@ -39,7 +39,7 @@ def rebuild_request_sha256(cell_dir: str | PathLike, tasks_root: str | PathLike 
     """(rebuilt request hash, details) for a cell; raises ValueError when it cannot be rebuilt."""
     cell = Path(cell_dir)
     run, receipt = _load(cell / "run.json"), _load(cell / "receipt.json")
-    cond = find_condition(run["condition_sha256"], extra_dirs=[cell.parent.parent / "conditions"])
+    cond = find_condition(run["condition_sha256"], extra_dirs=[cell.parent.parent / CONDITIONS_SUBDIR])
     if cond is None:
         raise ValueError(f"condition {run['condition_sha256'][:12]} is not a versioned condition file")
     if instruction_path is None:

@@ -28,7 +28,7 @@ from video_arena import paths
 from video_arena.core import iter_cases, resolve
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
-from video_arena.protocol_a.condition import ConditionError, load_condition
+from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
 from video_arena.protocol_a.engine import RequestOptions
 
 CACHE_ENV = "VA_CACHE_DIR"
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    cdir = out / "conditions"
+    cdir = out / CONDITIONS_SUBDIR
     cdir.mkdir(exist_ok=True)
     shutil.copyfile(cond.source, cdir / f"{cond.sha256}.json")
     cache = G.FrameCache(a.cache_dir or os.environ.get(CACHE_ENV) or paths.REPO_ROOT / ".cache" / "protocol_a")
