@@ -442,7 +442,8 @@ def _read_start(fd: int) -> tuple[bool, str | None]:
 
 
 def _info_child_pid(fd: int, until: float) -> int | None:
-    """bwrap's --info-fd JSON ({"child-pid": N}): the host pid of the namespace's init."""
+    """bwrap's --info-fd JSON ({"child-pid": N, ...}): the host pid of the namespace's init.  Read to
+    its end (bwrap closes it): closing our end early would kill bwrap with SIGPIPE."""
     buf = b""
     try:
         while time.monotonic() < until:
@@ -453,15 +454,10 @@ def _info_child_pid(fd: int, until: float) -> int | None:
             if not data:
                 break
             buf += data
-            m = re.search(rb'"child-pid"\s*:\s*(\d+)', buf)
-            if m and re.search(rb'"child-pid"\s*:\s*\d+\s*[,}]', buf):
-                return int(m.group(1))
-        m = re.search(rb'"child-pid"\s*:\s*(\d+)', buf)
-        return int(m.group(1)) if m else None
     except OSError:
-        return None
-    finally:
-        os.close(fd)
+        pass
+    m = re.search(rb'"child-pid"\s*:\s*(\d+)', buf)
+    return int(m.group(1)) if m else None
 
 
 def _run_isolated(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs):
@@ -496,7 +492,7 @@ def _run_isolated(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs):
     deadline = t_spawn + timeout_s
     outcome, exit_code, kill = None, None, None
     try:
-        init_pid = _info_child_pid(info_r, time.monotonic() + 30.0)
+        init_pid = _info_child_pid(info_r, time.monotonic() + 30.0)  # closed in `finally`
         ns = procs.pid_namespace(init_pid) if init_pid else None
         if ns == procs.pid_namespace(os.getpid()):
             ns = None  # read too late (pid reused): the cell's namespace is already gone
@@ -530,6 +526,7 @@ def _run_isolated(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs):
         if outcome == "exited":
             exit_code = code
         procs.unregister_active(proc.pid)
+        os.close(info_r)
     return outcome, exit_code, kill, t_spawn, None
 
 
@@ -669,8 +666,6 @@ def main(argv: list[str] | None = None) -> int:
     except (SandboxError, FileNotFoundError, LookupError, ValueError) as exc:
         _err(str(exc))
         return 2
-    for w in ancestor_warnings(sandbox_base, forbidden):
-        _err(f"warning: {w}")
     out = Path(a.out).expanduser().resolve()
     for f in forbidden[1:]:
         if out == f or f in out.parents:
@@ -681,6 +676,9 @@ def main(argv: list[str] | None = None) -> int:
     except IsolationError as exc:
         _err(str(exc))
         return 2
+    if isolation.mode != MODE_BWRAP:  # isolated, nothing outside the sandbox is a path away
+        for w in ancestor_warnings(sandbox_base, forbidden):
+            _err(f"warning: {w}")
     cfg = RunConfig(agent_cmd=a.agent_cmd, out=out, tasks_root=tasks_root, media_root=media_root,
                     sandbox_base=sandbox_base, forbidden=forbidden, max_turns=a.max_turns,
                     timeout_min=a.timeout_min, model=a.model, kill_grace_s=a.kill_grace_s,
