@@ -1,4 +1,9 @@
-"""The agent's process tree: find all of it, kill all of it (Linux /proc).
+"""The agent's processes: find all of them, kill all of them (Linux /proc).
+
+Isolated cells (the default; isolation.py) are a PID namespace: `NamespaceCell` lists every host
+process whose /proc/<pid>/ns/pid is the cell's, SIGTERMs them, and after the grace SIGKILLs the
+namespace's init, whereupon the kernel kills the rest; nothing can hide from that list or leave the
+namespace.  Everything below is the --no-isolation fallback, where the cell is a process tree.
 
 An agent CLI is a launcher: its children (and their children, some of which daemonize with a
 double fork and setsid) would keep running, and writing answer.json, after the cell was collected.

@@ -3,17 +3,21 @@
     video-arena run-b --agent-cmd 'my-agent --cwd {sandbox} --prompt-file {prompt} --max-turns {max_turns}' \\
         --out results/b-mymodel --model my-model [--games chess,go] [--limit N] [--tasks-root DIR] \\
         [--max-turns 200] [--timeout-min 120] [--sandbox-root DIR] [--skip-preflight] [--workers 3] [--force]
+        [--allow-path PATH[:ro|rw]]... [--no-isolation] [--reasoning-effort E] [--log-cap-mb 64]
 
-Per cell (one case of one game): a fresh sandbox (sandbox.py), the agent command run by a shell
-with the sandbox as its working directory, in a session of its own, stdout/stderr captured as the
-transcript; at --timeout-min the agent's whole process tree is killed (procs.py); then answer.json
-is collected and its state decided by digest (states.py), the transcript audited (audit.py), and
+Per cell (one case of one game): a fresh sandbox (sandbox.py); the agent command run by bash with
+the sandbox as its working directory, inside the cell's own PID and mount namespaces (isolation.py:
+it sees the system directories, its sandbox and the --allow-path paths, nothing else of the host),
+after a start marker the runner reads (no marker = harness_error, never ran); stdout/stderr read
+through pipes into capped logs; at --timeout-min every process of the namespace is killed (procs.py);
+then answer.json is collected, bounded and never through a symlink, its state decided by digest
+(states.py), the transcript audited (audit.py), and
 `<out>/<game>/<case_id>/{answer.json, run.json, prompt.txt, logs/}` written.  See
 docs/PROTOCOLS.md, "Protocol B: agentic", for every run.json key.
 
 Template placeholders: `{sandbox}` (the working directory), `{prompt}` (the path of prompt.txt),
-`{max_turns}`; each is replaced by a shell-quoted value, so do not quote them yourself.  Any other
-`{name}` is a template error (a `${name}` shell expansion is left alone).
+`{max_turns}`, `{reasoning_effort}`; each is replaced by a shell-quoted value, so do not quote them
+yourself.  Any other `{name}` is a template error (a `${name}` shell expansion is left alone).
 """
 from __future__ import annotations
 
