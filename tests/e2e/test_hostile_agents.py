@@ -28,8 +28,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap (bwrap) is not installed")]
+from video_arena.protocol_b.isolation import namespaces_available
+
+_NO_NS = namespaces_available()
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(_NO_NS is not None, reason=f"no isolation here: {_NO_NS}")]
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TASKS = FIXTURES / "protocol_b" / "tasks"

@@ -20,6 +20,7 @@ from video_arena import paths
 from video_arena.core import instruction_for, resolve, text_digest
 from video_arena.games.cli import ANSWER_SEED_BYTES
 from video_arena.protocol_b import runner
+from video_arena.protocol_b.isolation import namespaces_available
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TASKS = FIXTURES / "protocol_b" / "tasks"
@@ -272,7 +273,7 @@ def isolated_agent(tmp_path: Path, name: str, *args: str) -> tuple[str, list[str
     return cmd, ["--allow-path", str(agents), "--allow-path", sys.base_prefix]
 
 
-needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap is not installed")
+needs_bwrap = pytest.mark.skipif(namespaces_available() is not None, reason="namespaces cannot be made here")
 
 
 @needs_bwrap

@@ -166,6 +166,15 @@ def make_isolation(no_isolation: bool, allow_specs: list[str], forbidden: list[P
     return iso
 
 
+def namespaces_available() -> str | None:
+    """None when this machine can isolate an agent, else why not (for tests and diagnostics)."""
+    try:
+        make_isolation(False, [], [], Path("/tmp"))
+    except IsolationError as exc:
+        return str(exc)
+    return None
+
+
 def isolation_probe(iso: Isolation, sandbox_base: Path) -> str | None:
     """None when `bwrap <the run's mounts> true` works, else its error."""
     argv = [iso.bwrap, *iso.mount_args(ro=[sandbox_base]), "--chdir", str(sandbox_base), "true"]
