@@ -1,4 +1,6 @@
-"""`video-arena run-b` wall clock: real scripted agents whose process trees must be killed whole.
+"""`video-arena run-b --no-isolation` wall clock: real scripted agents whose process trees must be
+killed whole by the /proc scans of procs.py (the fallback where namespaces cannot be made; the
+isolated runner is attacked in test_hostile_agents.py).
 
 The runner is started as a real process (`python -m video_arena.cli run-b`), as a user would, so the
 subreaper and the signals act on a process of its own.  --timeout-min 0.08 is a 4.8 s limit.
@@ -34,7 +36,8 @@ def run_b(tmp_path: Path, agent_cmd: str, *extra: str, limit: int | None = 1) ->
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "video_arena.cli", "run-b", "--agent-cmd", agent_cmd, "--out", str(out),
             "--tasks-root", str(TASKS), "--skip-preflight", "--sandbox-root", str(tmp_path / "sb"),
-            "--timeout-min", str(LIMIT_MIN), "--kill-grace-s", str(GRACE), "--keep-sandboxes", *extra]
+            "--timeout-min", str(LIMIT_MIN), "--kill-grace-s", str(GRACE), "--keep-sandboxes", "--no-isolation",
+            *extra]
     if limit:
         argv += ["--limit", str(limit)]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)

@@ -20,6 +20,7 @@ from video_arena import paths
 from video_arena.core import instruction_for, resolve, text_digest
 from video_arena.games.cli import ANSWER_SEED_BYTES
 from video_arena.protocol_b import runner
+from video_arena.protocol_b.isolation import namespaces_available
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TASKS = FIXTURES / "protocol_b" / "tasks"
@@ -40,6 +41,8 @@ def run_b(tmp_path: Path, agent_cmd: str, *extra: str, limit: int | None = 1, ta
     out = tmp_path / "out"
     argv = ["--agent-cmd", agent_cmd, "--out", str(out), "--tasks-root", str(tasks), "--skip-preflight",
             "--sandbox-root", str(tmp_path / "sb"), "--model", "scripted", "--kill-grace-s", "0.5", *extra]
+    if "--allow-path" not in extra:
+        argv.append("--no-isolation")
     if limit:
         argv += ["--limit", str(limit)]
     return runner.main(argv), out
@@ -259,15 +262,32 @@ def test_preflight_failure_stops_before_the_first_cell(tmp_path: Path, monkeypat
     assert rc == 2 and not out.exists()
 
 
+def isolated_agent(tmp_path: Path, name: str, *args: str) -> tuple[str, list[str]]:
+    """An agent command for an isolated run: the agents copied outside the repository (which the
+    agent never sees) and the base Python install allowed."""
+    agents = tmp_path / "agents"
+    if not agents.exists():
+        shutil.copytree(AGENTS, agents)
+    py = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    cmd = " ".join([shlex.quote(py), shlex.quote(str(agents / name)), "{prompt}", *args])
+    return cmd, ["--allow-path", str(agents), "--allow-path", sys.base_prefix]
+
+
+needs_bwrap = pytest.mark.skipif(namespaces_available() is not None, reason="namespaces cannot be made here")
+
+
+@needs_bwrap
 def test_preflight_summary_recorded(tmp_path: Path) -> None:
     if not (shutil.which("ffmpeg") and shutil.which("ffprobe") and shutil.which("python3")):
         pytest.skip("this machine lacks the required tools")
     out = tmp_path / "out"
-    rc = runner.main(["--agent-cmd", agent("never_writes.py"), "--out", str(out), "--tasks-root", str(TASKS),
-                      "--sandbox-root", str(tmp_path / "sb"), "--limit", "1"])
+    cmd, allow = isolated_agent(tmp_path, "never_writes.py")
+    rc = runner.main(["--agent-cmd", cmd, "--out", str(out), "--tasks-root", str(TASKS),
+                      "--sandbox-root", str(tmp_path / "sb"), "--limit", "1", *allow])
     rec = record(out)
     assert rc == 0 and rec["preflight"]["skipped"] is False and rec["preflight"]["errors"] == []
     assert rec["preflight"]["tools"]["ffmpeg"]
+    assert rec["isolation"]["mode"] == "bwrap" and rec["stop_reason"] == "completed"
 
 
 def test_two_workers_two_cells(tmp_path: Path) -> None:

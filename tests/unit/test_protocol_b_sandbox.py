@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from video_arena.protocol_b.prompt import turn1_prompt
 from video_arena.protocol_b.runner import TemplateError, fill_template, redact
 from video_arena.protocol_b.sandbox import (CELL_MARKER_ENV, SandboxError, agent_environment,
                                             check_sandbox_root, create_sandbox, forbidden_roots)
-from video_arena.protocol_b.states import collect_answer, count_rows
+from video_arena.protocol_b.states import MAX_ANSWER_BYTES, collect_answer, count_rows
 
 TASKS = Path(__file__).resolve().parents[1] / "fixtures" / "protocol_b" / "tasks"
 CASE = "Tq3Vx8Lm"
@@ -152,10 +153,33 @@ def test_symlink_or_folder_answer_counts_as_deleted(tmp_path: Path) -> None:
     p = tmp_path / "answer.json"
     p.symlink_to(target)
     c = collect_answer(p, seed)
-    assert c.state == "deleted" and c.export == seed and "regular" in c.note
+    assert c.state == "deleted" and c.export == seed and "symlink" in c.note and c.answer_sha256 == ""
     p.unlink()
     p.mkdir()
-    assert collect_answer(p, seed).state == "deleted"
+    c = collect_answer(p, seed)
+    assert c.state == "deleted" and "regular" in c.note
+    p.rmdir()
+    os.mkfifo(p)  # a FIFO nobody writes to: never blocks the runner
+    c = collect_answer(p, seed)
+    assert c.state == "deleted" and "regular" in c.note
+
+
+def test_answer_over_the_judges_cap_is_too_large_and_read_bounded(tmp_path: Path) -> None:
+    seed = ANSWER_SEED_BYTES
+    p = tmp_path / "answer.json"
+    with open(p, "wb") as f:
+        f.truncate(1 << 40)  # 1 TiB, sparse: read whole it would exhaust any machine
+    c = collect_answer(p, seed)
+    assert (c.state, c.export, c.answer_sha256) == ("too_large", seed, "") and "cap" in c.note
+    with open(p, "r+b") as f:
+        f.truncate(MAX_ANSWER_BYTES)  # exactly the cap is still judged
+    assert collect_answer(p, seed).state == "wrote"
+
+
+def test_cap_is_the_judges() -> None:
+    judge_text = (paths.REPO_ROOT / "judge" / "judge.py").read_text(encoding="utf-8")
+    m = re.search(r"^MAX_ANSWER_BYTES = (.+)$", judge_text, re.M)
+    assert m and eval(m.group(1), {}) == MAX_ANSWER_BYTES  # noqa: S307 - a constant expression of ours
 
 
 def test_count_rows_shapes() -> None:

@@ -2,8 +2,9 @@
 
     runner.py     `video-arena run-b`: cells, run.json, resume
     sandbox.py    the three-file sandbox outside the repository, the agent's scrubbed environment
+    isolation.py  bubblewrap: the agent's own PID and mount namespace (allow-list), no capabilities
     preflight.py  ffmpeg/ffprobe/python3 (hard) and Python modules/tesseract (warnings)
-    procs.py      the agent's process tree: find every process of a cell, kill all of it
+    procs.py      the cell's processes: its PID namespace (isolated) or its process tree (--no-isolation)
     states.py     wrote / never_wrote / deleted by digest against the seed
     audit.py      egress audit of the transcript (agent-authored lines only)
     prompt.py     the turn-1 prompt (shared with the Harbor generator)

@@ -10,6 +10,9 @@ agent will get (the runner's PATH minus entries inside the repository/tasks tree
   matplotlib pytesseract tqdm), or a missing `tesseract`: warnings.
 
 `--skip-preflight` turns the check off (an --agent-cmd that starts the agent in its own container).
+Under isolation (isolation.py) the check runs inside the same namespaces as the agents (`wrap`), so
+a tool or interpreter the agent cannot see (under a home folder not passed with --allow-path) is
+reported as missing.
 """
 from __future__ import annotations
 
@@ -58,12 +61,27 @@ class Preflight:
                 "python_version": self.python_version, "missing_modules": list(self.missing_modules)}
 
 
-def run_preflight(env: dict[str, str], timeout_s: float = 60.0) -> Preflight:
-    """Check the tools and modules an agent started with environment `env` would find."""
+def _which_inside(wrap: list[str], tools, env: dict[str, str], timeout_s: float) -> dict[str, str | None]:
+    script = 'for t; do p=$(command -v -- "$t") && printf "%s\\t%s\\n" "$t" "$p"; done; exit 0'
+    try:
+        proc = subprocess.run([*wrap, "/bin/sh", "-c", script, "sh", *tools], capture_output=True, text=True,
+                              timeout=timeout_s, env=env, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return {t: None for t in tools}
+    found = dict(line.split("\t", 1) for line in proc.stdout.splitlines() if "\t" in line)
+    return {t: found.get(t) for t in tools}
+
+
+def run_preflight(env: dict[str, str], timeout_s: float = 60.0, wrap: list[str] | None = None) -> Preflight:
+    """Check the tools and modules an agent started with environment `env` would find (inside the
+    isolation when `wrap`, the argv prefix that enters it, is given)."""
     pf = Preflight()
     path_env = env.get("PATH", "")
+    if wrap:
+        pf.tools.update(_which_inside(wrap, (*REQUIRED_TOOLS, *OPTIONAL_TOOLS), env, timeout_s))
     for tool in (*REQUIRED_TOOLS, *OPTIONAL_TOOLS):
-        pf.tools[tool] = shutil.which(tool, path=path_env or "")
+        if not wrap:
+            pf.tools[tool] = shutil.which(tool, path=path_env or "")
     missing = [t for t in REQUIRED_TOOLS if not pf.tools[t]]
     if missing:
         pf.errors.append(f"not on the agent's PATH: {', '.join(missing)}. Every cell would still run "
@@ -74,8 +92,8 @@ def run_preflight(env: dict[str, str], timeout_s: float = 60.0) -> Preflight:
     py = pf.tools.get("python3")
     if py:
         try:
-            proc = subprocess.run([py, "-c", _PROBE, *PY_MODULES], capture_output=True, text=True,
-                                  timeout=timeout_s, env=env)
+            proc = subprocess.run([*(wrap or []), py, "-c", _PROBE, *PY_MODULES], capture_output=True,
+                                  text=True, timeout=timeout_s, env=env, stdin=subprocess.DEVNULL)
             doc = json.loads(proc.stdout.strip().splitlines()[-1])
             pf.missing_modules = list(doc["missing"])
             pf.python_version = doc.get("version")

@@ -1,4 +1,9 @@
-"""The agent's process tree: find all of it, kill all of it (Linux /proc).
+"""The agent's processes: find all of them, kill all of them (Linux /proc).
+
+Isolated cells (the default; isolation.py) are a PID namespace: `NamespaceCell` lists every host
+process whose /proc/<pid>/ns/pid is the cell's, SIGTERMs them, and after the grace SIGKILLs the
+namespace's init, whereupon the kernel kills the rest; nothing can hide from that list or leave the
+namespace.  Everything below is the --no-isolation fallback, where the cell is a process tree.
 
 An agent CLI is a launcher: its children (and their children, some of which daemonize with a
 double fork and setsid) would keep running, and writing answer.json, after the cell was collected.
@@ -310,3 +315,78 @@ def final_sweep(run_marker_prefix: str, marker_env: str, run_start_ticks: int) -
         time.sleep(0.02)
     reap_orphan_zombies()
     return sorted(set(killed))
+
+
+# --------------------------------------------------------------------------------------------------
+# isolated cells (isolation.py): the cell is a PID namespace
+# --------------------------------------------------------------------------------------------------
+def pid_namespace(pid: int) -> str | None:
+    """The PID namespace of `pid` as `pid:[inode]` (None when it is gone)."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def namespace_members(ns: str) -> list[int]:
+    """Live (non-zombie) host pids whose PID namespace is `ns`: read from outside, so nothing inside
+    can hide from it (a process cannot leave its PID namespace)."""
+    out = []
+    for pid in _pids():
+        if pid_namespace(pid) == ns and is_alive(pid):
+            out.append(pid)
+    return out
+
+
+class NamespaceCell:
+    """Kills an isolated cell: every process in its PID namespace, whose init is host pid `init_pid`."""
+
+    def __init__(self, init_pid: int, ns: str | None):
+        self.init_pid, self.ns = init_pid, ns
+
+    def members(self) -> list[int]:
+        return namespace_members(self.ns) if self.ns else []
+
+    def kill_all(self, reason: str, grace_s: float, started: float | None = None,
+                 give_up_s: float = 30.0) -> KillReport:
+        """SIGTERM every process but init, wait up to `grace_s` for them, then SIGKILL init: the
+        kernel kills everything left in the namespace.  Returns once none is left (checked from
+        outside), with the time from `started` to the last process gone."""
+        rep = KillReport(reason=reason, started=time.monotonic() if started is None else started)
+        members = self.members()
+        for pid in members:
+            rep.members.setdefault(pid, "pidns")
+        for pid in members:
+            if pid != self.init_pid:
+                try:
+                    os.kill(pid, signal.SIGTERM)
+                    rep.term_sent.append(pid)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        grace_end = time.monotonic() + max(0.0, grace_s)
+        while time.monotonic() < grace_end:
+            members = self.members()
+            if not [p for p in members if p != self.init_pid]:
+                break
+            time.sleep(0.02)
+        give_up = time.monotonic() + give_up_s
+        while True:
+            members = self.members()
+            for pid in members:
+                rep.members.setdefault(pid, "pidns")
+            if not members:
+                break
+            rep.rounds += 1
+            # init first: its death takes the whole namespace down (only pids just seen in it)
+            for pid in sorted(members, key=lambda p: p != self.init_pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    rep.kill_sent.append(pid)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            if time.monotonic() > give_up:
+                rep.survivors = sorted(self.members())
+                break
+            time.sleep(0.005)
+        rep.gone_s = time.monotonic() - rep.started
+        return rep

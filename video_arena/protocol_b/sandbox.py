@@ -15,8 +15,8 @@ outside the repository, the tasks tree and the media root: a sandbox inside the 
 
 The agent's environment is scrubbed of anything that points back at those trees (the tasks/media
 root variables, a virtualenv or PATH entry inside the repository, the runner's PWD/OLDPWD), so the
-sandbox is the only place the agent is pointed at.  This keeps ground truth out of reach through the
-paths the harness hands over; it is not a jail (seed 000: "audited, not enforced").
+sandbox is the only place the agent is pointed at.  The jail is isolation.py: the agent's own mount
+namespace holds the sandbox, the system directories and the allowed paths, nothing else of the host.
 """
 from __future__ import annotations
 

@@ -7,9 +7,13 @@ process tree is gone, the file is hashed against the seed:
     never_wrote  still byte-identical to the seed (an agent that rewrote the seed with identical
                  bytes has not answered): the seed is exported, the cell scores 0.0
     deleted      removed or renamed, or replaced by something that is not a regular file (a
-                 symlink, a folder): the seed is exported, the cell scores 0.0
+                 symlink, a folder, a FIFO): the seed is exported, the cell scores 0.0; `answer_note`
+                 in run.json says which
+    too_large    a regular file larger than the judge's cap (MAX_ANSWER_BYTES, 16 MiB): at most
+                 cap + 1 bytes are read, nothing of it is exported (the seed is), the cell scores 0.0
 
-The digest decides, never the parsed content.
+The digest decides, never the parsed content.  The file is opened with O_NOFOLLOW (a symlinked
+answer.json is never followed, so it cannot point the runner at another file) and read bounded.
 """
 from __future__ import annotations
 
@@ -22,8 +26,10 @@ from pathlib import Path
 from video_arena.core.tasks import ANSWER_ROOT_KEY
 from video_arena.digests import sha256_bytes
 
-WROTE, NEVER_WROTE, DELETED = "wrote", "never_wrote", "deleted"
-ANSWER_STATES = (WROTE, NEVER_WROTE, DELETED)
+WROTE, NEVER_WROTE, DELETED, TOO_LARGE = "wrote", "never_wrote", "deleted", "too_large"
+ANSWER_STATES = (WROTE, NEVER_WROTE, DELETED, TOO_LARGE)
+#: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); a larger answer scores 0.0.
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
 
 
 sha256 = sha256_bytes
@@ -37,33 +43,40 @@ class Collected:
     note: str | None = None
 
 
-def _read_regular(path: Path) -> tuple[bytes | None, str | None]:
-    """The bytes of `path` if it is a regular file (never following a symlink), else (None, why)."""
+def _read_regular(path: Path, limit: int) -> tuple[bytes | None, str | None]:
+    """At most `limit` + 1 bytes of `path` if it is a regular file (never following a symlink),
+    else (None, why)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None, "answer.json is gone"
     except OSError as exc:  # ELOOP: a symlink
+        if os.path.islink(path):
+            return None, "answer.json is a symlink (never followed)"
         return None, f"answer.json is not a regular file ({exc.strerror or exc})"
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None, "answer.json is not a regular file"
-        chunks = []
-        while True:
-            b = os.read(fd, 1 << 20)
+        chunks, n = [], 0
+        while n <= limit:
+            b = os.read(fd, min(1 << 20, limit + 1 - n))
             if not b:
                 break
             chunks.append(b)
+            n += len(b)
         return b"".join(chunks), None
     finally:
         os.close(fd)
 
 
-def collect_answer(answer_path: Path, seed_bytes: bytes) -> Collected:
-    data, why = _read_regular(answer_path)
+def collect_answer(answer_path: Path, seed_bytes: bytes, limit: int = MAX_ANSWER_BYTES) -> Collected:
+    data, why = _read_regular(answer_path, limit)
     if data is None:
         return Collected(DELETED, seed_bytes, "", note=why)
+    if len(data) > limit:
+        return Collected(TOO_LARGE, seed_bytes, "",
+                         note=f"answer.json is larger than the judge's {limit}-byte cap: not read, scored 0.0")
     digest = sha256(data)
     if digest == sha256(seed_bytes):
         return Collected(NEVER_WROTE, seed_bytes, digest)

@@ -1,0 +1,253 @@
+"""Hostile agents against the real `video-arena run-b`, isolation on (bubblewrap).
+
+The fixture tasks tree is copied where an attacker looks first: next to the results folder and the
+sandbox root (from a sandbox, `../../../tasks`), with a second copy as a stand-in for a Harbor
+dataset, and the runner is given $VA_TASKS_ROOT in its environment.  Every ground-truth file of
+the copies carries a random canary.  Every attack ends with the same checks:
+
+- no ground-truth byte read: the canary appears in no log, answer or run.json of the results;
+- nothing alive: no host process carries the attack's marker (scanned from outside, /proc);
+- the scorer's numbers unaffected: `video-arena score` on the results gives each cell what its
+  exported answer earns from the judge, and the forgeries earn nothing.
+
+The runner is a real process (`python -m video_arena.cli run-b`); --timeout-min 0.05 (3 s).
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from video_arena.protocol_b.isolation import namespaces_available
+
+_NO_NS = namespaces_available()
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(_NO_NS is not None, reason=f"no isolation here: {_NO_NS}")]
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TASKS = FIXTURES / "protocol_b" / "tasks"
+HOSTILE = FIXTURES / "agents" / "hostile.py"
+CASE, CASE2 = "Tq3Vx8Lm", "Pz5Kw2Rn"
+LIMIT_MIN = 0.05
+GRACE = 0.2
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory):
+    """A tasks tree with canaried ground truth beside the results and the sandbox root."""
+    base = tmp_path_factory.mktemp("arena")
+    canary = "CANARY-" + secrets.token_hex(8)
+    gts = []
+    for copy in (base / "tasks", base / "datasets" / "video-arena-harbor" / "tasks"):
+        shutil.copytree(TASKS, copy)
+        for gt in sorted((copy / "toy" / "gt").glob("*.json")):
+            doc = json.loads(gt.read_text(encoding="utf-8"))
+            doc["canary"] = canary
+            gt.write_text(json.dumps(doc), encoding="utf-8")
+            gts.append(gt)
+    agents = base / "agents"
+    agents.mkdir()
+    shutil.copy(HOSTILE, agents / "hostile.py")
+    return {"base": base, "tasks": base / "tasks", "canary": canary, "gts": gts, "agents": agents,
+            "gt_bytes": {p: p.read_bytes() for p in gts}}
+
+
+def marker_procs(token: str) -> list[int]:
+    """Host pids (not zombies) whose command line or environment holds `token`: read from outside."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            if stat[stat.rindex(b")") + 2:].split()[0] in (b"Z", b"X"):
+                continue
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                blob = f.read()
+            with open(f"/proc/{name}/environ", "rb") as f:
+                blob += f.read()
+        except (OSError, ValueError):
+            continue
+        if token.encode() in blob:
+            out.append(int(name))
+    return out
+
+
+def run_b(arena, name: str, mode: str, *agent_args: str, extra: tuple[str, ...] = (), limit: int = 1):
+    """Run one hostile mode through the real CLI; returns (record, out, stderr, maxrss_kib, token)."""
+    token = "VA-HOSTILE-" + secrets.token_hex(6)
+    out = arena["base"] / f"out-{name}"
+    py = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    # The attacker's best case: it knows the case id and where the ground truth lies on the host
+    # (the prober is told nothing, so that whatever it prints was found, not given).
+    known = "" if mode == "probe" else f"--case {CASE} " + " ".join(f"--gt {shlex.quote(str(p))}" for p in arena["gts"])
+    cmd = (f"{shlex.quote(py)} {shlex.quote(str(arena['agents'] / 'hostile.py'))} {{prompt}} {mode} "
+           f"{known} --marker {token} {' '.join(agent_args)}")
+    argv = [sys.executable, "-m", "video_arena.cli", "run-b", "--agent-cmd", cmd, "--out", str(out),
+            "--tasks-root", str(arena["tasks"]), "--skip-preflight", "--sandbox-root", str(arena["base"] / "sb"),
+            "--timeout-min", str(LIMIT_MIN), "--kill-grace-s", str(GRACE), "--limit", str(limit),
+            "--allow-path", str(arena["agents"]), "--allow-path", sys.base_prefix, *extra]
+    env = dict(os.environ, VA_TASKS_ROOT=str(arena["tasks"]))
+    errf = arena["base"] / f"stderr-{name}.txt"
+    with open(errf, "wb") as err:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=arena["tasks"])
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stderr = errf.read_text(encoding="utf-8", errors="replace")
+    assert proc.returncode == 0, stderr
+    rec = json.loads((out / "toy" / CASE / "run.json").read_text(encoding="utf-8"))
+    return rec, out, stderr, usage.ru_maxrss, token
+
+
+def hostile_report(out: Path, case: str = CASE) -> dict:
+    text = (out / "toy" / case / "logs" / "agent.stdout.log").read_text(encoding="utf-8", errors="replace")
+    return next(json.loads(x) for x in text.splitlines() if x.startswith('{"hostile"'))["hostile"]
+
+
+def score(arena, out: Path) -> dict[str, dict]:
+    j = out.parent / f"{out.name}-score.json"
+    p = subprocess.run([sys.executable, "-m", "video_arena.cli", "score", str(out), "--tasks-root",
+                        str(arena["tasks"]), "--json", str(j), "--quiet"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    cells = json.loads(j.read_text())["systems"][0]["cells"]
+    return {c["case_id"]: c for c in cells}
+
+
+def judge_directly(arena, answer: Path, case: str = CASE) -> float:
+    gt = arena["tasks"] / "toy" / "gt" / f"{case}.json"
+    p = subprocess.run([sys.executable, "-m", "video_arena.cli", "judge", str(gt), str(answer)],
+                       capture_output=True, text=True, timeout=60)
+    return json.loads(p.stdout)["reward"]
+
+
+def common_checks(arena, out: Path, token: str) -> None:
+    """No GT byte read or leaked, nothing alive, no sandbox left, the GT files untouched."""
+    time.sleep(0.2)
+    alive = marker_procs(token)
+    for pid in alive:  # do not leave them running should the assertion fail
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert alive == [], f"processes of the attack outlived run-b: {alive}"
+    for p in out.rglob("*"):
+        if p.is_file():
+            data = p.read_bytes()
+            assert arena["canary"].encode() not in data, f"ground truth leaked into {p}"
+            for gt in arena["gt_bytes"].values():
+                assert gt[:200] not in data, f"ground truth bytes in {p}"
+    for p, data in arena["gt_bytes"].items():
+        assert p.read_bytes() == data and p.stat().st_nlink == 1, f"{p} was changed or linked"
+    assert not any((arena["base"] / "sb").iterdir()), "a sandbox was left behind"
+
+
+def test_fd_and_proc_prober_sees_nothing_of_the_host(arena) -> None:
+    rec, out, _, _, token = run_b(arena, "probe", "probe")
+    seen = hostile_report(out)
+    blob = json.dumps(seen)
+    for secret in (CASE, CASE2, str(arena["tasks"]), str(arena["base"] / "datasets"), "VA_TASKS_ROOT", str(out),
+                   "/toy/", "/gt/"):
+        assert secret not in blob, f"the prober saw {secret!r}"
+    # stdout/stderr are pipes; no fd names a file of the results
+    assert all(v.startswith(("pipe:", "/dev/null", "/proc/")) or v.startswith("<") or v == rec["sandbox"]
+               for v in seen["fds"].values()), seen["fds"]
+    # its own PID namespace: bwrap's init (1), the shell it exec'd (2), nothing of the host
+    assert seen["pids"][:2] == [1, 2] and len(seen["pids"]) <= 4
+    assert Path(seen["procs"]["1"]["cmdline"].split()[0]).name == "bwrap"
+    assert seen["procs"]["1"]["cmdline"].split()[1] == "--args"  # its mounts are not on its command line
+    assert set(seen["root"]) <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "proc", "dev",
+                                 "tmp", "root", "home", *Path(sys.base_prefix).parts[1:2]}
+    assert seen["attempts"] == {"mount": False, "mknod": False, "kill_init": seen["attempts"]["kill_init"]}
+    assert rec["isolation"]["mode"] == "bwrap" and rec["isolation"]["enforced"] is True
+    assert rec["stop_reason"] == "completed" and rec["answer_state"] == "never_wrote"
+    common_checks(arena, out, token)
+    assert score(arena, out)[CASE]["reward"] == 0.0
+
+
+def test_gt_finder_finds_nothing(arena) -> None:
+    rec, out, _, _, token = run_b(arena, "find", "find")
+    found = hostile_report(out)
+    assert found["n_hits"] == 0 and found["contents"] == {}, found
+    assert not any(found["gt_visible"].values())
+    assert rec["stop_reason"] == "completed"
+    common_checks(arena, out, token)
+
+
+def test_control_the_gt_finder_can_find_ground_truth_without_isolation(arena) -> None:
+    """The finder is not blind: without isolation it reads the canaried ground truth."""
+    rec, out, _, _, token = run_b(arena, "find-noiso", "find", "--roots", "../../..", extra=("--no-isolation",))
+    found = hostile_report(out)
+    assert found["n_hits"] > 0 and any(arena["canary"] in c for c in found["contents"].values())
+    assert rec["isolation"]["mode"] == "none"
+    shutil.rmtree(out)
+
+
+def test_hard_link_forger_cannot_link_ground_truth(arena) -> None:
+    rec, out, _, _, token = run_b(arena, "hardlink", "hardlink")
+    links = hostile_report(out)["links"]
+    assert links and "linked" not in links.values(), links
+    assert rec["answer_state"] == "wrote" and rec["n_rows"] == 1
+    common_checks(arena, out, token)
+    cell = score(arena, out)[CASE]
+    assert cell["reward"] == judge_directly(arena, out / "toy" / CASE / "answer.json") < 1.0
+
+
+@pytest.mark.parametrize("launcher", ["wait", "exit"])
+def test_fork_walkers_do_not_survive_the_cell(arena, launcher: str) -> None:
+    """50 fork/setsid walkers (each a new pid every ~2 ms): the runner saw the cell's namespace empty
+    before collecting, and no walker is alive after run-b returns (host /proc scanned from outside)."""
+    rec, out, stderr, _, token = run_b(arena, f"walker-{launcher}", "walker", "--walkers", "50",
+                                              "--launcher", launcher)
+    assert hostile_report(out)["walkers"] == 50
+    if launcher == "wait":
+        assert rec["stop_reason"] == "timeout" and rec["kill"]["reason"] == "limit"
+        assert rec["kill"]["survivors"] == [] and rec["kill_to_gone_s"] is not None
+    elif rec["stop_reason"] == "completed":  # the launcher exited at once: the walkers die with init
+        assert rec["exit_code"] == 0
+    else:  # a machine so loaded that the launcher had not exited by the limit
+        assert rec["stop_reason"] == "timeout" and rec["kill"]["survivors"] == []
+    assert "stray" not in stderr
+    common_checks(arena, out, token)
+    # nothing wrote the exported answer after collection
+    exported = (out / "toy" / CASE / "answer.json").read_bytes()
+    time.sleep(0.5)
+    assert (out / "toy" / CASE / "answer.json").read_bytes() == exported
+    assert score(arena, out)[CASE]["status"] == "scored"
+
+
+def test_sparse_2gib_answer_is_too_large_with_bounded_memory(arena) -> None:
+    rec, out, _, maxrss_kib, token = run_b(arena, "sparse", "sparse")
+    assert hostile_report(out)["size"] == 2 << 30
+    assert rec["answer_state"] == "too_large" and rec["answer_sha256"] is None
+    exported = out / "toy" / CASE / "answer.json"
+    assert exported.stat().st_size < 1024  # the seed, never a copy of the 2 GiB
+    # The runner's peak RSS (and any child's) stays far below the answer's size.
+    assert maxrss_kib < 400 * 1024, f"peak RSS {maxrss_kib} KiB"
+    common_checks(arena, out, token)
+    assert score(arena, out)[CASE]["reward"] == 0.0
+
+
+def test_symlinked_answer_is_no_answer(arena) -> None:
+    rec, out, _, _, token = run_b(arena, "symlink", "symlink")
+    assert rec["answer_state"] == "deleted" and "symlink" in rec["answer_note"]
+    common_checks(arena, out, token)
+    assert score(arena, out)[CASE]["reward"] == 0.0
+
+
+def test_agent_exiting_127_after_work_is_scored(arena) -> None:
+    rec, out, _, _, token = run_b(arena, "exit127", "exit127")
+    assert (rec["stop_reason"], rec["exit_code"], rec["answer_state"], rec["n_rows"]) == (
+        "agent_error", 127, "wrote", 2)
+    common_checks(arena, out, token)
+    cell = score(arena, out)[CASE]
+    assert cell["status"] == "scored"
+    assert cell["reward"] == judge_directly(arena, out / "toy" / CASE / "answer.json") > 0.0

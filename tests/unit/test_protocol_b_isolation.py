@@ -1,0 +1,160 @@
+"""run-b isolation options, start marker, log cap, --reasoning-effort and the run record's keys.
+
+The attacks on the isolation itself are in tests/e2e/test_hostile_agents.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from video_arena import paths
+from video_arena.protocol_b import runner
+from video_arena.protocol_b.isolation import (IsolationError, check_allowed, make_isolation,
+                                              namespaces_available, parse_allow)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TASKS = FIXTURES / "protocol_b" / "tasks"
+AGENTS = FIXTURES / "agents"
+CASE = "Tq3Vx8Lm"
+needs_bwrap = pytest.mark.skipif(namespaces_available() is not None, reason="namespaces cannot be made here")
+
+
+def run_b(tmp_path: Path, agent_cmd: str, *extra: str) -> tuple[int, Path]:
+    out = tmp_path / "out"
+    argv = ["--agent-cmd", agent_cmd, "--out", str(out), "--tasks-root", str(TASKS), "--skip-preflight",
+            "--sandbox-root", str(tmp_path / "sb"), "--kill-grace-s", "0.2", "--limit", "1", *extra]
+    return runner.main(argv), out
+
+
+def record(out: Path) -> dict:
+    return json.loads((out / "toy" / CASE / "run.json").read_text(encoding="utf-8"))
+
+
+def py_cmd(code: str) -> str:
+    return f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+
+
+# -- options ------------------------------------------------------------------------------------
+
+def test_parse_allow(tmp_path: Path) -> None:
+    assert parse_allow(str(tmp_path)).mode == "ro"
+    a = parse_allow(f"{tmp_path}:rw")
+    assert (a.path, a.mode) == (tmp_path.resolve(), "rw")
+    with pytest.raises(IsolationError, match="no such file"):
+        parse_allow(str(tmp_path / "nope"))
+
+
+def test_allowed_paths_never_show_a_forbidden_tree(tmp_path: Path) -> None:
+    tasks, out, sb, agent = tmp_path / "tasks", tmp_path / "out", tmp_path / "sb", tmp_path / "agent"
+    for d in (tasks, out, sb, agent, tasks / "toy"):
+        d.mkdir()
+    forbidden = [paths.REPO_ROOT.resolve(), tasks, out]
+    check_allowed([parse_allow(str(agent))], forbidden, sb)  # fine
+    for bad in (tmp_path, tasks / "toy", out, paths.REPO_ROOT, sb, Path("/")):
+        with pytest.raises(IsolationError):
+            check_allowed([parse_allow(str(bad))], forbidden, sb)
+
+
+def test_without_bwrap_run_b_refuses_unless_no_isolation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "bash").symlink_to(shutil.which("bash"))
+    monkeypatch.setenv("PATH", str(bindir))
+    with pytest.raises(IsolationError, match="--no-isolation"):
+        make_isolation(False, [], [paths.REPO_ROOT], tmp_path)
+    rc, out = run_b(tmp_path, py_cmd("pass"))
+    assert rc == 2 and not out.exists()
+    rc, out = run_b(tmp_path, py_cmd("pass"), "--no-isolation")
+    rec = record(out)
+    assert rc == 0 and rec["isolation"]["mode"] == "none" and rec["isolation"]["enforced"] is False
+
+
+def test_first_word() -> None:
+    assert runner.first_word("/usr/bin/agent --x 1") == "/usr/bin/agent"
+    assert runner.first_word("FOO=1 BAR='a b' agent run") == "agent"
+    assert runner.first_word("cd /x && agent") == "cd"
+    assert runner.first_word("(agent)") == "" and runner.first_word("if true; then a; fi") == ""
+    assert runner.first_word("'unclosed") == ""
+
+
+# -- the cell's record --------------------------------------------------------------------------
+
+def test_reasoning_effort_is_declared_recorded_and_passed(tmp_path: Path) -> None:
+    code = "import json, sys; open('answer.json', 'w').write(json.dumps({'events': [], 'e': sys.argv[1]}))"
+    rc, out = run_b(tmp_path, py_cmd(code) + " {reasoning_effort}", "--reasoning-effort", "high", "--no-isolation")
+    rec = record(out)
+    assert rc == 0 and rec["reasoning_effort"] == "high"
+    assert json.loads((out / "toy" / CASE / "answer.json").read_text())["e"] == "high"
+    rc, _ = run_b(tmp_path, py_cmd("pass") + " {reasoning_effort}", "--no-isolation")
+    assert rc == 2  # used in the template, never declared
+    rc, _ = run_b(tmp_path, py_cmd("pass"), "--reasoning-effort", "high; rm -rf /", "--no-isolation")
+    assert rc == 2
+
+
+def test_toolkit_and_honest_turns_in_every_record(tmp_path: Path) -> None:
+    rc, out = run_b(tmp_path, py_cmd("pass"), "--no-isolation")
+    rec = record(out)
+    assert set(rec["toolkit"]) == {"toolkit_version", "judge_version", "git_commit", "git_dirty"}
+    assert rec["turns_used"] is None and "not reported" in rec["turns_used_note"]
+    assert rec["reasoning_effort"] is None
+
+
+def test_logs_are_capped_and_the_cap_recorded(tmp_path: Path) -> None:
+    code = "import sys; sys.stdout.write('x' * 3_000_000); sys.stderr.write('e' * 10)"
+    rc, out = run_b(tmp_path, py_cmd(code), "--log-cap-mb", "1", "--no-isolation")
+    rec = record(out)
+    assert rc == 0 and rec["stop_reason"] == "completed"
+    assert (out / "toy" / CASE / "logs" / "agent.stdout.log").stat().st_size == 1 << 20
+    assert rec["logs_bytes"] == {"stdout": 3_000_000, "stderr": 10}
+    assert rec["logs_truncated"] == {"stdout": 3_000_000 - (1 << 20)} and rec["logs_cap_bytes"] == 1 << 20
+
+
+def test_exit_127_after_starting_is_scored_not_missing(tmp_path: Path) -> None:
+    code = "import sys; open('answer.json', 'w').write('{\"events\": []} '); sys.exit(127)"
+    rc, out = run_b(tmp_path, py_cmd(code), "--no-isolation")
+    rec = record(out)
+    assert rc == 0 and (rec["stop_reason"], rec["exit_code"], rec["answer_state"]) == ("agent_error", 127, "wrote")
+
+
+def test_shell_failing_inside_the_command_after_start_is_scored(tmp_path: Path) -> None:
+    """`agent; missing-tool` started the agent: the 127 of the second word is the agent's."""
+    rc, out = run_b(tmp_path, py_cmd("pass") + "; definitely-not-a-tool-7f3", "--no-isolation")
+    rec = record(out)
+    assert rc == 0 and (rec["stop_reason"], rec["exit_code"]) == ("agent_error", 127)
+
+
+@needs_bwrap
+def test_agent_outside_the_allow_list_is_not_found_inside_the_isolation(tmp_path: Path) -> None:
+    """The repository (and its venv) do not exist for an isolated agent: harness_error with the hint."""
+    rc, out = run_b(tmp_path, f"{shlex.quote(str(AGENTS / 'writer.py'))} {{prompt}}")
+    rec = record(out)
+    assert rc == 1 and rec["stop_reason"] == "harness_error" and "--allow-path" in rec["error"]
+    assert rec["isolation"]["mode"] == "bwrap"
+
+
+@needs_bwrap
+def test_isolated_agent_keeps_its_allowed_state_and_loses_tmp(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (tmp_path / "host-secret.txt").write_text("secret")
+    code = ("import os; open(os.environ['ST'] + '/seen', 'w').write(repr(sorted(os.listdir('/tmp'))) + "
+            "repr(os.path.exists(os.environ['SECRET'])) + repr(os.path.exists(os.environ['HOME'] + '/.bashrc')))")
+    py = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+    os.environ["ST"], os.environ["SECRET"] = str(state), str(tmp_path / "host-secret.txt")
+    try:
+        rc, out = run_b(tmp_path, f"{shlex.quote(py)} -c {shlex.quote(code)}", "--allow-path", f"{state}:rw",
+                        "--allow-path", sys.base_prefix)
+    finally:
+        del os.environ["ST"], os.environ["SECRET"]
+    rec = record(out)
+    assert rc == 0 and rec["stop_reason"] == "completed", rec
+    seen = (state / "seen").read_text()
+    # /tmp holds only the folders leading to the sandbox and the allowed paths; no host secret, no ~/.bashrc
+    assert seen.endswith("FalseFalse")
+    assert {"path": str(state.resolve()), "mode": "rw"} in rec["isolation"]["allowed"]
