@@ -282,8 +282,6 @@ def chess(video: Path, writer: Writer, log) -> None:
             log(f"frame {k}: ambiguous move {a}-{b}; read as {frm}->{to}")
             if frm not in board.b:
                 board.b[frm] = "P" if mover_white else "p"
-        if board.b.get(to, "").upper() == "K" or (frm in board.b and board.b[frm].upper() == "K" and abs(to[0] - frm[0]) == 2):
-            pass
         info = board.push(frm, to)
         them = board.white_to_move
         if board.in_check(them):
@@ -327,34 +325,36 @@ def go_name(r: int, c: int) -> str:
     return "abcdefghjklmnopqrst"[c] + str(19 - r)
 
 
-def go(video: Path, writer: Writer, log) -> None:
+def stone_changes(video: Path, n: int, margin: int, spacing: int, log):
+    """(time, board before, board after, added, removed) for every frame whose stones differ from the
+    previous frame's (`added`, `removed`: arrays of (row, col))."""
     w, h, fps = probe(video)
     prev = None
-    to_move, prisoners = 1, {1: 0, 2: 0}
     for k, gray in frames(video, w, h, "gray"):
-        g = stone_grid(gray, 19, 18, 32)
-        if prev is None:
-            prev = g
-            continue
-        if np.array_equal(g, prev):
-            continue
-        added = np.argwhere((g != 0) & (prev == 0))
-        removed = np.argwhere((g == 0) & (prev != 0))
-        changed = np.argwhere((g != 0) & (prev != 0) & (g != prev))
+        g = stone_grid(gray, n, margin, spacing)
+        if prev is not None and not np.array_equal(g, prev):
+            added = np.argwhere((g != 0) & (prev == 0))
+            removed = np.argwhere((g == 0) & (prev != 0))
+            changed = int(np.sum((g != 0) & (prev != 0) & (g != prev)))
+            if len(added) != 1 or changed:
+                log(f"frame {k}: {len(added)} stones added, {changed} changed colour, {len(removed)} removed")
+            if len(added):
+                yield k / fps, prev, g, added, removed
         prev = g
-        if len(added) != 1 or len(changed):
-            log(f"frame {k}: {len(added)} stones added, {len(changed)} changed colour, {len(removed)} removed")
-            if len(added) == 0:
-                continue
+
+
+def go(video: Path, writer: Writer, log) -> None:
+    to_move, prisoners = 1, {1: 0, 2: 0}
+    for t, _, g, added, removed in stone_changes(video, 19, 18, 32, log):
         r, c = (int(v) for v in added[0])
         colour = int(g[r, c])
         if colour != to_move:  # the other side passed (nothing on screen shows a pass but the turn)
-            log(f"frame {k}: {('black', 'white')[colour - 1]} plays twice in a row")
+            log(f"t={t}: {('black', 'white')[colour - 1]} plays twice in a row")
         prisoners[colour] += len(removed)
         to_move = 3 - colour
         bal = prisoners[1] - prisoners[2]
         state = "black" if bal >= 3 else "white" if bal <= -3 else "even"
-        writer.add(row(k / fps, "capture" if len(removed) else "move", ("black", "white")[colour - 1],
+        writer.add(row(t, "capture" if len(removed) else "move", ("black", "white")[colour - 1],
                        go_name(r, c), state))
 
 
@@ -394,28 +394,13 @@ def gomoku_type(board: np.ndarray, r: int, c: int, colour: int) -> str:
 
 
 def gomoku(video: Path, writer: Writer, log) -> None:
-    w, h, fps = probe(video)
-    prev = None
-    for k, gray in frames(video, w, h, "gray"):
-        g = stone_grid(gray, 15, 35, 31)
-        if prev is None:
-            prev = g
-            continue
-        if np.array_equal(g, prev):
-            continue
-        added = np.argwhere((g != 0) & (prev == 0))
-        if len(added) != 1 or np.any((prev != 0) & (g != prev)):
-            log(f"frame {k}: {len(added)} stones added, board otherwise changed: {int(np.sum((prev != 0) & (g != prev)))}")
-        before = prev
-        prev = g
-        if len(added) == 0:
-            continue
+    for t, before, g, added, _ in stone_changes(video, 15, 35, 31, log):
         r, c = (int(v) for v in added[0])
         colour = int(g[r, c])
         type_ = gomoku_type(before, r, c, colour)
         actor = ("black", "white")[colour - 1]
         state = actor if type_ in ("five", "four") else "even"
-        writer.add(row(k / fps, type_, actor, f"{GOMOKU_COLUMNS[c]}{15 - r}", state))
+        writer.add(row(t, type_, actor, f"{GOMOKU_COLUMNS[c]}{15 - r}", state))
 
 
 # -- doudizhu ------------------------------------------------------------------------------------------
