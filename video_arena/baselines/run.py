@@ -331,6 +331,9 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
               "    --out results/b-perception --model perception --games chess,go,gomoku,doudizhu",
               "```",
               "",
+              "and on Harbor, inside the sandbox image, on a Protocol B dataset (`video-arena make-harbor --protocol B "
+              "--net docker`): `PYTHONPATH=. harbor run -p DATASET -a agents.perception_agent:PerceptionAgent`.",
+              "",
               "Its T1 is the pixel-level check of the cases: a ground-truth event it cannot find within 3 s in "
               "the video, or an event it sees that the ground truth lacks, is listed here per case.",
               ""]
@@ -346,22 +349,38 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
     return "\n".join(lines).rstrip() + "\n"
 
 
-def perception_findings(score, games: list[str]) -> list[str]:
+def perception_findings(score, games: list[str], results: Path, tasks_root: Path) -> list[str]:
+    """One line per case the perception agent did not read perfectly: the events it missed and the
+    events it read that the ground truth lacks (time, type, actor, where)."""
+    from video_arena.scoring.judge_loader import load_judge
+
+    J = load_judge()
     rows = []
     for g in games:
         gs = score.games.get(g)
         if gs is None:
             continue
         for c in gs.cells:
-            t1 = c.metric("t1_f1") if c.record else None
             if c.record is None and c.reason == "not run (no case folder)":
                 continue  # outside --limit
             if c.record is None:
                 rows.append(f"- {g}/{c.case_id}: not scored ({c.reason})")
-            elif t1 is not None and t1 < 1.0:
-                r = c.record
-                rows.append(f"- {g}/{c.case_id}: T1 {t1:.3f} ({r['n_matched']} of {r['n_gt']} events matched, "
-                            f"{r['n_pred']} read)")
+                continue
+            r = c.record
+            if r["n_matched"] == r["n_gt"] == r["n_pred"]:
+                continue
+            gt = J.load_gt(tasks_root / g / "gt" / f"{c.case_id}.json")["events"]
+            try:
+                pred = json.loads((results / g / c.case_id / "answer.json").read_text())["events"]
+            except (OSError, ValueError, KeyError, TypeError):
+                pred = []
+            mp, mg = {int(p) for p, _ in r["matches"]}, {int(q) for _, q in r["matches"]}
+            show = lambda e: f"{float(e.get('t', 0)):g} s {e.get('type')} {e.get('actor')} {e.get('where')}"  # noqa: E731
+            missed = [show(e) for i, e in enumerate(gt) if i not in mg]
+            extra = [show(e) for i, e in enumerate(pred) if i not in mp]
+            rows.append(f"- {g}/{c.case_id}: T1 {r['t1_f1']:.3f}; missed {len(missed)}"
+                        f"{' (' + '; '.join(missed[:4]) + ')' if missed else ''}, extra {len(extra)}"
+                        f"{' (' + '; '.join(extra[:4]) + ')' if extra else ''}")
     return rows
 
 
@@ -442,7 +461,8 @@ def _main(args) -> int:
     pictures = {}
     if "perception-b" in scores:
         pictures = draw_pictures(out / "perception-b", tasks_root, games, pics, doc.parent)
-    findings = perception_findings(scores["perception-b"], games) if "perception-b" in scores else []
+    findings = (perception_findings(scores["perception-b"], games, out / "perception-b", tasks_root)
+                if "perception-b" in scores else [])
     text = render_doc(scores, games, bounds, inputs_digest(tasks_root, games, args.limit), args.limit, args.seed,
                       pictures, findings, harbor_note)
     doc.parent.mkdir(parents=True, exist_ok=True)
