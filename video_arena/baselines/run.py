@@ -272,7 +272,7 @@ def fmt(mean, ci) -> str:
 
 def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[float]], digest: str,
                limit: int | None, seed: int, pictures: dict[str, str], perception_rows: list[str],
-               harbor_note: str) -> str:
+               harbor_note: str, rate_table: dict[str, float] | None = None) -> str:
     from video_arena.toolkit_info import toolkit_provenance
 
     prov = toolkit_provenance()
@@ -293,6 +293,10 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
         "model can give from Protocol A's 1 FPS / 256-frame grid; the perception agent reads the pixels.",
         "",
     ]
+    if rate_table:
+        lines += ["Chance and majority rows per minute (each game's `[baselines] events_per_minute` in game.toml, "
+                  "a prior from the game's tempo, not a statistic of the cases): "
+                  + ", ".join(f"{g} {rate_table[g]:g}" for g in games if g in rate_table) + ".", ""]
     for metric, title in (("t1_f1", "T1 (event F1)"), ("reward", "Headline reward (strict F1)"),
                           ("t2_macro_acc", "T2 (delta, macro accuracy of matched rows)"),
                           ("t3_macro_acc", "T3 (state, macro accuracy of matched rows)")):
@@ -464,7 +468,7 @@ def _main(args) -> int:
     findings = (perception_findings(scores["perception-b"], games, out / "perception-b", tasks_root)
                 if "perception-b" in scores else [])
     text = render_doc(scores, games, bounds, inputs_digest(tasks_root, games, args.limit), args.limit, args.seed,
-                      pictures, findings, harbor_note)
+                      pictures, findings, harbor_note, rate_table)
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text, encoding="utf-8")
     print(text)
