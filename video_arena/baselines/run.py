@@ -321,6 +321,8 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
             allb = [sum(bounds[g]) / len(bounds[g]) for g in games if bounds.get(g)]
             cells.append(f"{sum(allb) / len(allb):.3f}" if allb else "n/a")
             lines.append("| recall bound min(1, 2*TOL*fps_eff) | A | " + " | ".join(cells) + " |")
+            lines += ["", "The grid ceiling row is an F1 (events after the last grid frame get no row, so its "
+                      "precision stays 1); the bound below it is the seed's recall bound for evenly spread events."]
         lines.append("")
     lines += ["## Perception agent", "",
               "A standalone Protocol B agent (Python 3.11, numpy, Pillow, ffmpeg; no toolkit import) that decodes "
@@ -426,8 +428,8 @@ def _main(args) -> int:
             if not (media_root / g / "media" / f"{cid}.mp4").is_file():
                 raise BaselinesError(f"{g}/{cid}: media missing under {media_root} (build or fetch the media first)")
     out = Path(args.out)
-    doc = Path(args.doc) if args.doc else paths.repo_resource("docs", "RESULTS.md")
-    pics = Path(args.pictures) if args.pictures else paths.repo_resource("docs", "results")
+    doc = Path(args.doc) if args.doc else paths.REPO_ROOT / "docs" / "RESULTS.md"
+    pics = Path(args.pictures) if args.pictures else paths.REPO_ROOT / "docs" / "results"
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     rate_table = rates(tasks_root, games)
     if args.force:
