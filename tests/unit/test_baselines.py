@@ -1,0 +1,212 @@
+"""Baselines: chance/majority (seeded, reproducible, blind), the grid ceiling, the Protocol A "model",
+the RESULTS.md inputs digest.  The perception agent on real media is in tests/e2e/test_baselines_e2e.py."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from video_arena.baselines import chance_agent as C
+from video_arena.baselines import run as R
+from video_arena.core import tasks as T
+from video_arena.core.prompts import protocol_a_prompt
+
+REPO = Path(__file__).resolve().parents[2]
+TASKS = REPO / "tasks"
+GAMES = list(R.PERCEPTION_GAMES)
+
+
+def _python_outside_repo() -> str | None:
+    """A Python >= 3.11 whose executable and prefix lie outside the repository (not the .venv)."""
+    for name in ("python3.11", "python3.12", "python3"):
+        exe = shutil.which(name)
+        if not exe:
+            continue
+        try:
+            info = subprocess.run([exe, "-c", "import sys;print(sys.executable);print(sys.version_info>=(3,11))"],
+                                  capture_output=True, text=True, timeout=30).stdout.split()
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if len(info) == 2 and info[1] == "True" and REPO not in Path(info[0]).resolve().parents:
+            return info[0]
+    return None
+
+
+def make_sandbox(root: Path, game: str = "chess", seconds: float = 30.0) -> Path:
+    box = root / "box"
+    box.mkdir(parents=True)
+    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"color=c=gray:s=64x64:r=2:d={seconds}",
+                    "-pix_fmt", "yuv420p", str(box / "match.mp4")], check=True)
+    shutil.copy(TASKS / game / "instruction.md", box / "instruction.md")
+    (box / "answer.json").write_text('{"events": []}')
+    return box
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_instruction_parse_gives_the_game_toml_vocabulary(game: str) -> None:
+    gd = T.load_game(game, TASKS) if hasattr(T, "load_game") else None
+    spec = C.parse_instruction((TASKS / game / "instruction.md").read_text())
+    toml = __import__("tomllib").loads((TASKS / game / "game.toml").read_text())
+    assert spec["game"] == game
+    assert spec["types"] == toml["events"]["types"]
+    assert spec["sides"] == toml["sides"]
+    assert spec["no_where"] == toml["events"].get("types_without_where", [])
+    v = toml["value"]
+    assert spec["states"] == [v["state_above"], v["state_below"], v["state_even"]]
+    assert spec["deltas"] == ["up", "down", "flat"]
+    del gd
+
+
+def test_chance_rows_are_seeded_uniform_and_majority_is_the_same_rows_flat_even() -> None:
+    spec = C.parse_instruction((TASKS / "go" / "instruction.md").read_text())
+    a = C.rows(spec, 600.0, 6.0, 0, "chance")
+    assert a == C.rows(spec, 600.0, 6.0, 0, "chance")
+    assert a != C.rows(spec, 600.0, 6.0, 1, "chance")
+    assert len(a) == 60 and all(0 <= r["t"] < 600 for r in a)
+    assert [r["t"] for r in a] == sorted(r["t"] for r in a)
+    assert {r["type"] for r in a} <= set(spec["types"]) and len({r["type"] for r in a}) == 3
+    assert all(r["where"] == "" for r in a if r["type"] == "pass")
+    assert {r["state"] for r in a} == set(spec["states"]) and {r["delta"] for r in a} == {"up", "down", "flat"}
+    m = C.rows(spec, 600.0, 6.0, 0, "majority")
+    assert [(r["t"], r["type"], r["actor"], r["where"]) for r in m] == [(r["t"], r["type"], r["actor"], r["where"]) for r in a]
+    assert {(r["delta"], r["state"]) for r in m} == {("flat", "even")}
+
+
+def test_chance_answer_is_judge_valid_for_every_game(J) -> None:
+    for game in GAMES:
+        cid = T.load_cases(game, TASKS)[0]["case_id"]
+        gt = J.load_gt(TASKS / game / "gt" / f"{cid}.json")
+        spec = C.parse_instruction((TASKS / game / "instruction.md").read_text())
+        rec = J.judge(gt, {"events": C.rows(spec, gt["duration_s"], 6.0, 0, "chance")})
+        assert not rec["format_error"], (game, rec["format_error"])
+        assert rec["n_pred"] > 0
+
+
+def test_chance_agent_is_bit_for_bit_reproducible_in_a_sandbox(tmp_path: Path) -> None:
+    outs = []
+    for k in range(2):
+        box = make_sandbox(tmp_path / str(k))
+        r = subprocess.run([sys.executable, str(R.CHANCE), "--sandbox", str(box), "--mode", "chance", "--seed", "3",
+                            "--rates", "chess=6"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        outs.append((box / "answer.json").read_bytes())
+        assert sorted(p.name for p in box.iterdir()) == ["answer.json", "instruction.md", "match.mp4"]
+    assert outs[0] == outs[1]
+    assert len(json.loads(outs[0])["events"]) == 3  # 6/min over 30 s
+
+
+def test_chance_agent_without_a_rate_fails_in_one_line(tmp_path: Path) -> None:
+    box = make_sandbox(tmp_path)
+    r = subprocess.run([sys.executable, str(R.CHANCE), "--sandbox", str(box), "--rates", "go=6"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "no rate for 'chess'" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed")
+@pytest.mark.parametrize("mode", ["chance", "majority"])
+def test_chance_agent_opens_no_file_but_the_sandboxs(tmp_path: Path, mode: str) -> None:
+    """strace every open/exec of the agent's process tree (itself and ffprobe): outside the sandbox it
+    touches only the system (Python's install, shared libraries, /etc, /dev, /proc), never the repository,
+    the tasks tree or any ground truth."""
+    py = _python_outside_repo()
+    if py is None:
+        pytest.skip("no Python >= 3.11 outside the repository")
+    box = make_sandbox(tmp_path)
+    agent = tmp_path / "agent" / "chance_agent.py"  # a copy: the repository's path is not opened
+    agent.parent.mkdir()
+    shutil.copy(R.CHANCE, agent)
+    log = tmp_path / "strace.log"
+    r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=open,openat,execve", "-o", str(log), py, str(agent),
+                        "--sandbox", ".", "--mode", mode, "--rates", "chess=6"], cwd=box, capture_output=True,
+                       text=True, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    prefix = Path(subprocess.run([py, "-c", "import sys;print(sys.base_prefix)"], capture_output=True,
+                                 text=True).stdout.strip())
+    allowed = [prefix, Path("/usr"), Path("/lib"), Path("/lib64"), Path("/etc"), Path("/dev"), Path("/proc"),
+               Path("/sys"), agent.parent]
+    in_box, outside = set(), set()
+    for line in log.read_text().splitlines():
+        m = re.search(r'(?:open|openat|execve)\((?:AT_FDCWD, )?"([^"]+)"', line)
+        if not m or "ENOENT" in line and "execve" in line:
+            continue
+        p = Path(m.group(1))
+        full = (box / p) if not p.is_absolute() else p
+        full = Path(os.path.normpath(full))
+        if full.parent == box:
+            in_box.add(full.name)
+        elif not any(full == a or a in full.parents for a in allowed):
+            outside.add(str(full))
+    assert in_box, "strace saw no sandbox file (the log is not what this test thinks)"
+    assert in_box <= {"match.mp4", "instruction.md", "answer.json", ".answer.json.tmp"}, in_box
+    assert not outside, sorted(outside)
+    for p in [str(TASKS), str(REPO)]:
+        assert p not in log.read_text().replace(str(tmp_path), "")
+
+
+def test_grid_ceiling_places_each_event_in_its_frame_interval(J) -> None:
+    gt = {"events": [{"t": 0.5, "type": "move", "actor": "a", "where": "x", "delta": "flat", "state": "even"},
+                     {"t": 10.0, "type": "move", "actor": "b", "where": "y", "delta": "up", "state": "a"},
+                     {"t": 11.0, "type": "move", "actor": "a", "where": "z", "delta": "up", "state": "a"},
+                     {"t": 12.0, "type": "move", "actor": "b", "where": "v", "delta": "up", "state": "a"},
+                     {"t": 99.0, "type": "move", "actor": "a", "where": "w", "delta": "up", "state": "a"}]}
+    ts = [0.0, 5.0, 10.0, 20.0, 30.0]  # 99 s lies after the last frame: never seen
+    rows = R.grid_ceiling_answer(gt, ts, 3.0)["events"]
+    assert [(r["t"], r["where"]) for r in rows] == [(2.5, "x"), (7.5, "y"), (13.333, "z"), (16.667, "v")]
+    assert rows[1]["delta"] == "up" and rows[1]["state"] == "a"
+
+
+def test_grid_ceiling_on_a_real_case_is_judged_within_the_recall_bound(J) -> None:
+    game = "go"
+    cid = T.load_cases(game, TASKS)[0]["case_id"]
+    gt = J.load_gt(TASKS / game / "gt" / f"{cid}.json")
+    from video_arena.protocol_a.grid import GridSpec, grid_times
+
+    times, fps_eff = grid_times(str(gt["duration_s"]), GridSpec())
+    rec = J.judge(gt, R.grid_ceiling_answer(gt, [float(t) for t in times], 3.0))
+    assert rec["t2_macro_acc"] == 1.0 and rec["t3_macro_acc"] == 1.0
+    assert rec["t1_precision"] <= 1.0
+    bound = min(1.0, 6.0 * float(fps_eff))
+    assert rec["t1_recall"] <= 1.0 and (bound < 1.0 or rec["t1_recall"] > 0.9)
+
+
+def test_protocol_a_action_answers_from_the_request_alone() -> None:
+    ts = [k * 4.5 for k in range(256)]
+    prompt = protocol_a_prompt(TASKS / "chess" / "instruction.md", ts)
+    body = {"model": "chance", "messages": [{"role": "user", "content": [{"type": "text", "text": prompt},
+                                                                         {"type": "image_url", "image_url": {"url": "data:"}}]}]}
+    act = R.protocol_a_action("chance", 0, {"chess": 6.0})
+    a = json.loads(act(body)["content"])
+    assert a == json.loads(act(json.loads(json.dumps(body)))["content"])
+    assert a == C.answer_for_prompt(prompt, ts, {"chess": 6.0}, 0, "chance")
+    assert len(a["events"]) == round(6.0 * 256 * 4.5 / 60)
+    maj = json.loads(R.protocol_a_action("majority", 0, {"chess": 6.0})(body)["content"])
+    assert [r["t"] for r in maj["events"]] == [r["t"] for r in a["events"]]
+    assert "cannot answer" in R.protocol_a_action("chance", 0, {})({"messages": []})["content"]
+
+
+def test_rates_come_from_game_toml_and_a_missing_rate_is_an_error(tmp_path: Path) -> None:
+    assert R.rates(TASKS, GAMES) == {"chess": 6.0, "go": 6.0, "gomoku": 10.0, "doudizhu": 15.0}
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "game.toml").write_text('name = "x"\n')
+    with pytest.raises(R.BaselinesError, match="events_per_minute"):
+        R.rates(tmp_path, ["x"])
+
+
+def test_committed_results_doc_matches_its_inputs() -> None:
+    """docs/RESULTS.md is regenerated by `video-arena baselines`; its numbers stand only while its
+    inputs (tasks, agents, judge) are the ones it names: a changed input needs a regenerated doc."""
+    doc = (REPO / "docs" / "RESULTS.md").read_text()
+    m = re.search(r"Inputs digest [^`]*`([0-9a-f]{64})`", doc)
+    cmd = re.search(r"Generated by `video-arena baselines --games ([a-z0-9_,]+)(?: --limit (\d+))?", doc)
+    assert m and cmd, "docs/RESULTS.md has no inputs digest or command line"
+    games = cmd.group(1).split(",")
+    assert set(games) <= set(GAMES)
+    limit = int(cmd.group(2)) if cmd.group(2) else None
+    assert m.group(1) == R.inputs_digest(TASKS, games, limit), (
+        "docs/RESULTS.md is stale: its inputs changed; rerun `video-arena baselines`")

@@ -1,0 +1,506 @@
+"""`video-arena baselines`: the reference points every score is read against, written to docs/RESULTS.md.
+
+    video-arena baselines [--games chess,go] [--limit N] [--out DIR] [--doc docs/RESULTS.md]
+                          [--pictures docs/results] [--seed 0] [--harbor] [--workers 2]
+
+Systems (one results folder each under --out, scored by video_arena.scoring.scorer.score_results):
+
+  oracle        the ground truth's own events (judge.oracle_answer): 1.0 by construction
+  nop           the empty answer {"events": []}: 0.0
+  chance A/B    chance_agent.py: random rows at the game's declared rate (game.toml [baselines]),
+                uniform labels; B through `run-b`, A as a "model" of the local OpenAI test server
+                through `run-a` (its answer depends only on the request: instruction text, video_ts)
+  majority A/B  the same rows, delta `flat`, state the even label
+  grid ceiling  Protocol A's best possible answer from the 1 FPS / 256-frame grid alone (see
+                grid_ceiling_answer), judged; beside it the seed's min(1, 2*TOL*fps_eff) recall bound
+  perception B  perception_agent.py through `run-b` (natively; --harbor: on Docker, see harbor.py)
+
+The doc's numbers come only from this command. Its header carries a digest of every input (tasks'
+game.toml/cases/gt/manifest, the agents' source, the judge), which a test recomputes (inputs_digest).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import shlex
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from video_arena import paths
+from video_arena.baselines import chance_agent
+
+HERE = Path(__file__).resolve().parent
+PERCEPTION = HERE / "perception_agent.py"
+CHANCE = HERE / "chance_agent.py"
+PERCEPTION_GAMES = ("chess", "go", "gomoku", "doudizhu")
+METRICS = ("t1_f1", "t2_macro_acc", "t3_macro_acc", "reward")
+SYSTEMS = [  # (folder, label, protocol)
+    ("oracle", "oracle", "A/B"),
+    ("nop", "nop (empty answer)", "A/B"),
+    ("chance-b", "chance", "B"),
+    ("majority-b", "majority", "B"),
+    ("chance-a", "chance", "A"),
+    ("majority-a", "majority", "A"),
+    ("grid-ceiling", "grid ceiling", "A"),
+    ("perception-b", "perception agent", "B"),
+]
+
+
+class BaselinesError(RuntimeError):
+    pass
+
+
+# -- inputs ------------------------------------------------------------------------------------------
+
+def rates(tasks_root: Path, games: list[str]) -> dict[str, float]:
+    out = {}
+    for g in games:
+        doc = tomllib.loads((tasks_root / g / "game.toml").read_text(encoding="utf-8"))
+        rate = doc.get("baselines", {}).get("events_per_minute")
+        if not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate < 0:
+            raise BaselinesError(f"{g}: game.toml has no [baselines] events_per_minute (a number >= 0)")
+        out[g] = float(rate)
+    return out
+
+
+def rates_arg(r: dict[str, float]) -> str:
+    return ",".join(f"{g}={v:g}" for g, v in sorted(r.items()))
+
+
+def case_ids(tasks_root: Path, game: str, limit: int | None) -> list[str]:
+    from video_arena.core import tasks as T
+
+    ids = [c["case_id"] for c in T.load_cases(game, tasks_root)]
+    return ids[:limit] if limit else ids
+
+
+def inputs_digest(tasks_root: Path, games: list[str], limit: int | None) -> str:
+    """SHA-256 over everything the doc's numbers depend on (not the media bytes: their digests are in
+    each manifest, which is hashed)."""
+    h = hashlib.sha256()
+
+    def add(name: str, data: bytes) -> None:
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+
+    for g in games:
+        for f in ("game.toml", "instruction.md", "cases.json", "manifest.json"):
+            add(f"{g}/{f}", (tasks_root / g / f).read_bytes())
+        for cid in case_ids(tasks_root, g, limit):
+            add(f"{g}/gt/{cid}", (tasks_root / g / "gt" / f"{cid}.json").read_bytes())
+    for p in (PERCEPTION, CHANCE, HERE / "run.py", paths.judge_path()):
+        add(p.name, p.read_bytes())
+    return h.hexdigest()
+
+
+# -- answers written directly (oracle, nop, grid ceiling) ------------------------------------------------
+
+def write_cell(out: Path, game: str, case_id: str, answer: dict, protocol: str, model: str,
+               extra: dict | None = None) -> None:
+    d = out / game / case_id
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "answer.json").write_text(json.dumps(answer), encoding="utf-8")
+    run = {"protocol": protocol, "model": model, "game": game, "case_id": case_id, "stop_reason": "completed",
+           "answer_state": "answered" if protocol == "A" else "wrote", "n_rows": len(answer["events"]),
+           **(extra or {})}
+    (d / "run.json").write_text(json.dumps(run, indent=1), encoding="utf-8")
+
+
+def grid_ceiling_answer(gt: dict, grid_ts: list[float], tolerance: float) -> dict:
+    """The best answer a perfect model can give from the grid's frames alone.
+
+    Grid frame k (time t_k) shows the source frame on screen at t_k, so an event at time t is first
+    visible in the first grid frame with t_k >= t: all the frames tell is t in (t_{k-1}, t_k]. A
+    perfect model knows every label and places the m events that fall in one interval evenly inside
+    it (at t_{k-1} + j * (t_k - t_{k-1}) / (m + 1)), the spread that keeps each within TOL of its true
+    time whenever the interval allows. An event after the last grid frame is never seen: no row."""
+    ts = [float(t) for t in grid_ts]
+    events = gt["events"]
+    buckets: dict[int, list[dict]] = {}
+    import bisect
+
+    for e in events:
+        k = bisect.bisect_left(ts, float(e["t"]) - 1e-9)
+        if k >= len(ts):
+            continue
+        buckets.setdefault(k, []).append(e)
+    rows = []
+    for k, evs in sorted(buckets.items()):
+        lo = ts[k - 1] if k > 0 else ts[0]
+        hi = ts[k]
+        for j, e in enumerate(evs, start=1):
+            t = hi if k == 0 else lo + j * (hi - lo) / (len(evs) + 1)
+            rows.append({"t": round(t, 3), "type": e["type"], "actor": e["actor"], "where": e["where"],
+                         "delta": e["delta"], "state": e["state"]})
+    return {"events": rows}
+
+
+def grid_for(media: Path):
+    from video_arena.protocol_a import grid as G
+
+    info = G.probe(media)
+    spec = G.GridSpec()
+    times, fps_eff = G.grid_times(info.duration, spec)
+    return [float(t) for t in times], float(fps_eff)
+
+
+def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[str], limit: int | None) -> dict:
+    """oracle, nop and grid-ceiling folders; returns {game: [recall bound per case]}."""
+    from video_arena.scoring.judge_loader import load_judge
+
+    J = load_judge()
+    bounds: dict[str, list[float]] = {}
+    for g in games:
+        for cid in case_ids(tasks_root, g, limit):
+            gt = J.load_gt(tasks_root / g / "gt" / f"{cid}.json")
+            write_cell(out / "oracle", g, cid, J.oracle_answer(gt), "B", "oracle")
+            write_cell(out / "nop", g, cid, {"events": []}, "B", "nop")
+            ts, fps_eff = grid_for(media_root / g / "media" / f"{cid}.mp4")
+            write_cell(out / "grid-ceiling", g, cid, grid_ceiling_answer(gt, ts, 3.0), "A", "grid-ceiling",
+                       {"grid_fps_eff": fps_eff, "grid_n_frames": len(ts)})
+            bounds.setdefault(g, []).append(min(1.0, 2 * 3.0 * fps_eff))
+    return bounds
+
+
+# -- agents through the real runners ---------------------------------------------------------------
+
+def run_b(out: Path, agent_cmd: str, model: str, games: list[str], limit: int | None, tasks_root: Path,
+          media_root: Path, workers: int) -> None:
+    from video_arena.protocol_b import runner
+
+    argv = ["--agent-cmd", agent_cmd, "--out", str(out), "--model", model, "--games", ",".join(games),
+            "--tasks-root", str(tasks_root), "--media-root", str(media_root), "--max-turns", "0",
+            "--timeout-min", "20", "--workers", str(workers), "--hardlink-media"]
+    if limit:
+        argv += ["--limit", str(limit)]
+    rc = runner.main(argv)
+    if rc not in (0, None):
+        print(f"baselines: run-b for {model} exited {rc}", file=sys.stderr)
+
+
+def _load_test_server():
+    path = paths.repo_resource("tests", "fixtures", "openai_test_server.py")
+    spec = importlib.util.spec_from_file_location("va_openai_test_server", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def request_text(body: dict) -> str:
+    parts = []
+    for m in body.get("messages") or []:
+        c = m.get("content")
+        if isinstance(c, str):
+            parts.append(c)
+        elif isinstance(c, list):
+            parts.extend(p.get("text", "") for p in c if isinstance(p, dict) and p.get("type") == "text")
+    return "\n".join(parts)
+
+
+def protocol_a_action(mode: str, seed: int, rate_table: dict[str, float]):
+    """The test server's action for a chance/majority "model": the answer from the request alone."""
+    import re
+
+    def action(body: dict) -> dict:
+        text = request_text(body or {})
+        m = re.search(r"^video_ts = (\[.*?\])$", text, re.M)
+        try:
+            ts = json.loads(m.group(1)) if m else []
+            answer = chance_agent.answer_for_prompt(text, ts, rate_table, seed, mode)
+        except (ValueError, chance_agent.InstructionError) as exc:
+            return {"content": f"cannot answer: {exc}"}
+        return {"content": json.dumps(answer)}
+
+    return action
+
+
+def run_a(out: Path, mode: str, seed: int, rate_table: dict[str, float], games: list[str], limit: int | None,
+          tasks_root: Path, media_root: Path, cache: Path, workers: int) -> None:
+    from video_arena.protocol_a import runner
+
+    srv_mod = _load_test_server()
+    with srv_mod.OpenAITestServer() as srv:
+        srv.default = protocol_a_action(mode, seed, rate_table)
+        argv = ["--model", mode, "--base-url", srv.base_url, "--out", str(out), "--games", ",".join(games),
+                "--tasks-root", str(tasks_root), "--media-root", str(media_root), "--cache-dir", str(cache),
+                "--workers", str(workers), "--no-progress"]
+        if limit:
+            argv += ["--limit", str(limit)]
+        env_key = os.environ.get("OPENAI_API_KEY")
+        os.environ["OPENAI_API_KEY"] = "test"
+        try:
+            rc = runner.main(argv)
+        finally:
+            if env_key is None:
+                os.environ.pop("OPENAI_API_KEY", None)
+            else:
+                os.environ["OPENAI_API_KEY"] = env_key
+    if rc not in (0, None):
+        print(f"baselines: run-a for {mode} exited {rc}", file=sys.stderr)
+    # run-a keeps the condition files it used in <out>/conditions/, which the scorer (rightly) refuses as
+    # a game folder: keep them beside the results folder instead.
+    cond = out / "conditions"
+    if cond.is_dir():
+        import shutil
+
+        dest = out.with_name(out.name + ".conditions")
+        shutil.rmtree(dest, ignore_errors=True)
+        cond.rename(dest)
+
+
+def perception_cmd() -> str:
+    return f"python3 {shlex.quote(str(PERCEPTION))} --sandbox {{sandbox}}"
+
+
+def chance_cmd(mode: str, seed: int, rate_table: dict[str, float]) -> str:
+    return (f"python3 {shlex.quote(str(CHANCE))} --sandbox {{sandbox}} --mode {mode} --seed {seed} "
+            f"--rates {rates_arg(rate_table)}")
+
+
+# -- the doc ----------------------------------------------------------------------------------------
+
+def fmt(mean, ci) -> str:
+    if mean is None:
+        return "n/a"
+    return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{mean:.3f}"
+
+
+def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[float]], digest: str,
+               limit: int | None, seed: int, pictures: dict[str, str], perception_rows: list[str],
+               harbor_note: str, rate_table: dict[str, float] | None = None) -> str:
+    from video_arena.toolkit_info import toolkit_provenance
+
+    prov = toolkit_provenance()
+    lines = [
+        "# Results: reference points",
+        "",
+        "<!-- generated by `video-arena baselines`; do not edit by hand -->",
+        "",
+        f"Generated by `video-arena baselines --games {','.join(games)}{' --limit ' + str(limit) if limit else ''}"
+        f"{' --seed ' + str(seed) if seed else ''}` over the built-in cases, judge {prov.get('judge_version')}, "
+        f"toolkit {prov.get('toolkit_version')}.",
+        f"Inputs digest (tasks' game.toml, instruction, cases, gt, manifests; the agents; the judge): `{digest}`.",
+        "",
+        "Each cell: the mean over the game's cases, with the scorer's 95 % bootstrap interval in brackets; "
+        "*overall* is the mean of the game means (stratified bootstrap). n = cases scored.",
+        "oracle and nop are protocol-independent (the answer key and the empty answer). chance and majority "
+        "read only the sandbox's files (B) or the request (A); the grid ceiling is the best answer a perfect "
+        "model can give from Protocol A's 1 FPS / 256-frame grid; the perception agent reads the pixels.",
+        "",
+    ]
+    if rate_table:
+        lines += ["Chance and majority rows per minute (each game's `[baselines] events_per_minute` in game.toml, "
+                  "a prior from the game's tempo, not a statistic of the cases): "
+                  + ", ".join(f"{g} {rate_table[g]:g}" for g in games if g in rate_table) + ".", ""]
+    for metric, title in (("t1_f1", "T1 (event F1)"), ("reward", "Headline reward (strict F1)"),
+                          ("t2_macro_acc", "T2 (delta, macro accuracy of matched rows)"),
+                          ("t3_macro_acc", "T3 (state, macro accuracy of matched rows)")):
+        lines += [f"## {title}", "", "| system | protocol | " + " | ".join(games) + " | overall |",
+                  "|---|---|" + "---|" * (len(games) + 1)]
+        for folder, label, proto in SYSTEMS:
+            s = scores.get(folder)
+            if s is None:
+                continue
+            cells = []
+            for g in games:
+                gs = s.games.get(g)
+                if gs is None:
+                    cells.append("n/a")
+                    continue
+                cells.append(f"{fmt(gs.means[metric], gs.ci[metric])} (n={gs.n[metric]})")
+            ov = s.overall(games)
+            cells.append(fmt(ov["means"][metric], ov["ci95"][metric]))
+            lines.append(f"| {label} | {proto} | " + " | ".join(cells) + " |")
+        if metric == "t1_f1":
+            cells = [f"{sum(b) / len(b):.3f}" if b else "n/a" for b in (bounds.get(g, []) for g in games)]
+            allb = [sum(bounds[g]) / len(bounds[g]) for g in games if bounds.get(g)]
+            cells.append(f"{sum(allb) / len(allb):.3f}" if allb else "n/a")
+            lines.append("| recall bound min(1, 2*TOL*fps_eff) | A | " + " | ".join(cells) + " |")
+            lines += ["", "The grid ceiling row is an F1 (events after the last grid frame get no row, so its "
+                      "precision stays 1); the bound below it is the seed's recall bound for evenly spread events."]
+        lines.append("")
+    lines += ["## Perception agent", "",
+              "A standalone Protocol B agent (Python 3.11, numpy, Pillow, ffmpeg; no toolkit import) that decodes "
+              "every frame, takes the first frame whose board or table differs from the previous one as an "
+              "event, reads the move from the pixels (chess: the two tinted squares; go and gomoku: the new stone "
+              "and removed stones; doudizhu: the play area that changed, its cards' rank glyphs, the hands left) "
+              "and applies the game's rules for the event type; `delta` is always `flat` and `state` a naive "
+              "balance (material, prisoners, last threat, cards left). Run it on any tasks tree with:",
+              "",
+              "```",
+              "video-arena run-b --agent-cmd 'python3 video_arena/baselines/perception_agent.py --sandbox {sandbox}' \\",
+              "    --out results/b-perception --model perception --games chess,go,gomoku,doudizhu",
+              "```",
+              "",
+              "and on Harbor, inside the sandbox image, on a Protocol B dataset (`video-arena make-harbor --protocol B "
+              "--net docker`): `PYTHONPATH=. harbor run -p DATASET -a agents.perception_agent:PerceptionAgent`.",
+              "",
+              "Its T1 is the pixel-level check of the cases: a ground-truth event it cannot find within 3 s in "
+              "the video, or an event it sees that the ground truth lacks, is listed here per case.",
+              ""]
+    lines += perception_rows or ["Every case: T1 = 1.000 (every ground-truth event read from the pixels within 3 s, nothing extra)."]
+    lines += [""]
+    if harbor_note:
+        lines += [harbor_note, ""]
+    if pictures:
+        lines += ["## Timelines (perception agent, first case of each game)", ""]
+        for g in games:
+            if g in pictures:
+                lines += [f"![{g}]({pictures[g]})", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def perception_findings(score, games: list[str], results: Path, tasks_root: Path) -> list[str]:
+    """One line per case the perception agent did not read perfectly: the events it missed and the
+    events it read that the ground truth lacks (time, type, actor, where)."""
+    from video_arena.scoring.judge_loader import load_judge
+
+    J = load_judge()
+    rows = []
+    for g in games:
+        gs = score.games.get(g)
+        if gs is None:
+            continue
+        for c in gs.cells:
+            if c.record is None and c.reason == "not run (no case folder)":
+                continue  # outside --limit
+            if c.record is None:
+                rows.append(f"- {g}/{c.case_id}: not scored ({c.reason})")
+                continue
+            r = c.record
+            if r["n_matched"] == r["n_gt"] == r["n_pred"]:
+                continue
+            gt = J.load_gt(tasks_root / g / "gt" / f"{c.case_id}.json")["events"]
+            try:
+                pred = json.loads((results / g / c.case_id / "answer.json").read_text())["events"]
+            except (OSError, ValueError, KeyError, TypeError):
+                pred = []
+            mp, mg = {int(p) for p, _ in r["matches"]}, {int(q) for _, q in r["matches"]}
+            show = lambda e: f"{float(e.get('t', 0)):g} s {e.get('type')} {e.get('actor')} {e.get('where')}"  # noqa: E731
+            missed = [show(e) for i, e in enumerate(gt) if i not in mg]
+            extra = [show(e) for i, e in enumerate(pred) if i not in mp]
+            rows.append(f"- {g}/{c.case_id}: T1 {r['t1_f1']:.3f}; missed {len(missed)}"
+                        f"{' (' + '; '.join(missed[:4]) + ')' if missed else ''}, extra {len(extra)}"
+                        f"{' (' + '; '.join(extra[:4]) + ')' if extra else ''}")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="video-arena baselines", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--games", help="comma-separated games (default: the four with a perception reader)")
+    ap.add_argument("--limit", type=int, help="the first N cases of each game")
+    ap.add_argument("--out", default="results/baselines", help="results folders (one per system)")
+    ap.add_argument("--doc", default=None, help="the Markdown written (default docs/RESULTS.md)")
+    ap.add_argument("--pictures", default=None, help="timeline PNGs (default docs/results/)")
+    ap.add_argument("--tasks-root")
+    ap.add_argument("--media-root")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--harbor", action="store_true", help="also run the perception agent on Harbor (Docker)")
+    ap.add_argument("--skip", default="", help="comma-separated systems not to (re)run: " + ",".join(s[0] for s in SYSTEMS))
+    ap.add_argument("--force", action="store_true", help="re-run cells that already have a run.json")
+    args = ap.parse_args(argv)
+    try:
+        return _main(args)
+    except BaselinesError as exc:
+        print(f"video-arena baselines: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(args) -> int:
+    from video_arena.scoring.scorer import score_results
+
+    tasks_root = paths.tasks_root(args.tasks_root)
+    media_root = paths.media_root(tasks_root, args.media_root)
+    games = [g.strip() for g in (args.games or ",".join(PERCEPTION_GAMES)).split(",") if g.strip()]
+    bad = [g for g in games if g not in PERCEPTION_GAMES]
+    if bad:
+        raise BaselinesError(f"no perception reader for {', '.join(bad)} (games: {', '.join(PERCEPTION_GAMES)})")
+    if args.limit is not None and args.limit < 1:
+        raise BaselinesError("--limit must be >= 1")
+    for g in games:
+        for cid in case_ids(tasks_root, g, args.limit):
+            if not (media_root / g / "media" / f"{cid}.mp4").is_file():
+                raise BaselinesError(f"{g}/{cid}: media missing under {media_root} (build or fetch the media first)")
+    out = Path(args.out)
+    doc = Path(args.doc) if args.doc else paths.REPO_ROOT / "docs" / "RESULTS.md"
+    pics = Path(args.pictures) if args.pictures else paths.REPO_ROOT / "docs" / "results"
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    rate_table = rates(tasks_root, games)
+    if args.force:
+        import shutil
+        for folder, _, _ in SYSTEMS:
+            if folder not in skip and (out / folder).exists():
+                shutil.rmtree(out / folder)
+
+    print("baselines: oracle, nop, grid ceiling", file=sys.stderr)
+    bounds = direct_systems(out, tasks_root, media_root, games, args.limit)
+    if "chance-b" not in skip:
+        run_b(out / "chance-b", chance_cmd("chance", args.seed, rate_table), "chance", games, args.limit,
+              tasks_root, media_root, args.workers)
+    if "majority-b" not in skip:
+        run_b(out / "majority-b", chance_cmd("majority", args.seed, rate_table), "majority", games, args.limit,
+              tasks_root, media_root, args.workers)
+    if "perception-b" not in skip:
+        run_b(out / "perception-b", perception_cmd(), "perception", games, args.limit, tasks_root, media_root,
+              args.workers)
+    cache = out / ".frames-cache"
+    for mode in ("chance", "majority"):
+        if f"{mode}-a" not in skip:
+            run_a(out / f"{mode}-a", mode, args.seed, rate_table, games, args.limit, tasks_root, media_root,
+                  cache, args.workers)
+    harbor_note = ""
+    if args.harbor:
+        from video_arena.baselines import harbor as H
+
+        harbor_note = H.run_perception_on_harbor(out / "perception-harbor", games, args.limit, tasks_root)
+
+    scores = {}
+    for folder, _, _ in SYSTEMS:
+        if (out / folder).is_dir():
+            scores[folder] = score_results(out / folder, tasks_root, progress=False, label=folder)
+    pictures = {}
+    if "perception-b" in scores:
+        pictures = draw_pictures(out / "perception-b", tasks_root, games, pics, doc.parent)
+    findings = (perception_findings(scores["perception-b"], games, out / "perception-b", tasks_root)
+                if "perception-b" in scores else [])
+    text = render_doc(scores, games, bounds, inputs_digest(tasks_root, games, args.limit), args.limit, args.seed,
+                      pictures, findings, harbor_note, rate_table)
+    doc.parent.mkdir(parents=True, exist_ok=True)
+    doc.write_text(text, encoding="utf-8")
+    print(text)
+    print(f"baselines: wrote {doc}", file=sys.stderr)
+    return 0
+
+
+def draw_pictures(results: Path, tasks_root: Path, games: list[str], pics: Path, doc_dir: Path) -> dict[str, str]:
+    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.scoring.timeline import draw_timeline
+
+    J = load_judge()
+    pics.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for g in games:
+        ids = case_ids(tasks_root, g, 1)
+        if not ids:
+            continue
+        cid = ids[0]
+        ans = results / g / cid / "answer.json"
+        if not ans.is_file():
+            continue
+        gt = J.load_gt(tasks_root / g / "gt" / f"{cid}.json")
+        data = ans.read_bytes()
+        rec = J.judge(gt, data)
+        png = pics / f"perception-{g}.png"
+        draw_timeline(gt, data, rec, png, title=f"perception agent: {g}/{cid}")
+        out[g] = os.path.relpath(png, doc_dir)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
