@@ -148,7 +148,7 @@ def values_from_series(rows: list[LogRow], series: list[tuple[str, float, float]
             out.extend((at[0][2], at[0][2]) for _ in group[1:])
         else:
             raise ImportCaseError(f"{at[0][0]}: {len(group)} event(s) at t={T} but {len(at)} V_t points there "
-                                  f"(need 1 or {len(group)})")
+                                  f"(need {'1' if len(group) == 1 else f'1 or {len(group)}'})")
         i += len(group)
     return out
 
@@ -183,9 +183,10 @@ class Importer:
 
     def __init__(self, tasks_root: str | Path, media_root: str | Path | None = None, replace: bool = False):
         self.root = Path(tasks_root).expanduser().resolve()
-        self.root.mkdir(parents=True, exist_ok=True)
         self.media_root = paths.media_root(self.root, media_root)
-        self.media_root.mkdir(parents=True, exist_ok=True)
+        self.created = [d for d in dict.fromkeys((self.root, self.media_root)) if not d.exists()]
+        for d in self.created:
+            d.mkdir(parents=True)
         self.replace = replace
         self.stage = Path(tempfile.mkdtemp(prefix=".import-", dir=self.root))
         self.media_stage = (self.stage if _same_dir(self.media_root, self.root)
@@ -204,6 +205,11 @@ class Importer:
     def discard(self) -> None:
         for d in {self.stage, self.media_stage}:
             shutil.rmtree(d, ignore_errors=True)
+        for d in self.created:  # a tree this import created and left empty goes too
+            try:
+                d.rmdir()
+            except OSError:
+                pass
 
     def _game(self, game: str) -> _GameChanges:
         if game not in self.games:
@@ -247,11 +253,10 @@ class Importer:
         gd = g.definition
         check_rows(gd, rows)
         lo, hi = g.value_range
+        for label, _, v in series or []:
+            rounded(v, lo, hi, label)
         pairs = [(rounded(vb, lo, hi, f"{r.label}: v_before"), rounded(va, lo, hi, f"{r.label}: v_after"))
                  for r, (vb, va) in zip(rows, event_values(rows, series, series_name))]
-        if series is not None:
-            for label, _, v in series:
-                rounded(v, lo, hi, label)
         for r, (vb, va) in zip(rows, pairs):
             for name, given, want in (("delta", r.delta, gd.delta_of(vb, va)), ("state", r.state, gd.state_of(va))):
                 if given is not None and given != want:
