@@ -242,6 +242,7 @@ def test_case_id_and_provenance_rejections(tmp_path, capsys):
     args[args.index("--licence") + 1] = "  "
     rejected(tmp_path, capsys, args, "--licence must not be empty")
     rejected(tmp_path, capsys, run(tmp_path, game="tennis"), "unknown game 'tennis'")
+    rejected(tmp_path, capsys, run(tmp_path, game="../chess"), "game name '../chess' must match")
 
 
 def test_existing_case_id_needs_replace(tmp_path, capsys):

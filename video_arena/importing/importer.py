@@ -26,7 +26,7 @@ from typing import Any
 from video_arena import paths
 from video_arena.cases.build import GT_FORMAT, ID_ALPHABET, MANIFEST_FORMAT, BuildError, dump_json, round_value
 from video_arena.cases.pacing import frame_time
-from video_arena.core.tasks import CASE_ID_RE, DELTA_LABELS, GameDefinition, TasksTreeError, load_cases, parse_game_toml
+from video_arena.core.tasks import CASE_ID_RE, DELTA_LABELS, GAME_RE, GameDefinition, TasksTreeError, load_cases, parse_game_toml
 from video_arena.digests import sha256_file
 from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M
@@ -213,6 +213,8 @@ class Importer:
 
     def _game(self, game: str) -> _GameChanges:
         if game not in self.games:
+            if not GAME_RE.match(game):
+                raise ImportCaseError(f"game name {game!r} must match {GAME_RE.pattern}")
             gd, files = game_definition(game, self.root)
             if gd.name != game:
                 raise ImportCaseError(f"{self.root / game}/game.toml names the game {gd.name!r}, not {game!r}")

@@ -58,6 +58,7 @@ def probe(path: Path) -> dict[str, Any]:
         "pix_fmt": s.get("pix_fmt"), "r_frame_rate": rate, "avg_frame_rate": avg,
         "start_time": float(s.get("start_time") or 0.0),
         "duration": float(s.get("duration") or doc.get("format", {}).get("duration") or 0.0),
+        "nb_frames": int(s.get("nb_frames") or 0),
         "rotation": _rotation(s),
         "n_streams": len(doc.get("streams", [])),
         "format": doc.get("format", {}).get("format_name", ""),
@@ -100,7 +101,8 @@ def can_remux(info: dict[str, Any], size: tuple[int, int], fps: int) -> bool:
     return (info["codec"] == "h264" and info["pix_fmt"] == "yuv420p" and info["rotation"] == 0
             and (info["width"], info["height"]) == tuple(size)
             and info["r_frame_rate"] == info["avg_frame_rate"] == Fraction(fps)
-            and abs(info["start_time"]) < 1e-6 and "mp4" in info["format"])
+            and abs(info["start_time"]) < 1e-6 and "mp4" in info["format"]
+            and abs(info["nb_frames"] - info["duration"] * fps) <= 1)  # frames evenly spread: constant rate
 
 
 def prepare(src: Path, dst: Path, size: tuple[int, int], fps: int | None = None) -> dict[str, Any]:
