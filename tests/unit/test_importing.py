@@ -2,7 +2,7 @@
 
 Every rejection is checked for its message (naming the row) and for writing nothing: the target
 tree's files are snapshotted (paths and bytes) before and compared after. The checks that need a
-real video (decoding, size, length) are in tests/e2e/test_importing.py.
+real video (decoding, size, length) are in tests/e2e/test_importing_e2e.py.
 """
 from __future__ import annotations
 
