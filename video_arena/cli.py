@@ -13,6 +13,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "timeline": ("video_arena.scoring.timeline:main", "draw one case: GT vs predicted events and V_t"),
     "judge": ("video_arena.scoring.cli:judge_main", "judge one answer against one ground truth"),
     "build-cases": ("video_arena.cases.build:main", "build the built-in cases and media from real records"),
+    "import-cases": ("video_arena.importing.cli:main", "import matches from outside (footage + event log + V_t) as cases"),
     "games": ("video_arena.games.cli:main", "list games, sync definitions, write docs/GAMES.md"),
     "make-harbor": ("video_arena.harbor.generate:main", "generate a Harbor dataset (Protocol A or B)"),
     "validate": ("video_arena.harbor.validate:main", "validate a generated Harbor dataset offline"),

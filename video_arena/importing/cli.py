@@ -1,0 +1,89 @@
+"""`video-arena import-cases`: matches from outside (footage + event log + V_t) as cases of a tasks tree.
+
+    video-arena import-cases --game G --video V --events LOG [--values VT] --tasks-root DIR
+                             [--case-id ID] --source S --licence L --value-model M [--replace] [--fps N]
+    video-arena import-cases --from-tree SRC --tasks-root DIR --source S --licence L --value-model M
+                             [--games g,..] [--replace] [--fps N]
+
+The log is CSV or JSON (`t,type,actor,where` plus `v_before,v_after` per event, or a separate V_t
+series given with --values). delta/state are derived from V_t with the game's band (and checked when
+the log gives them). The video is remuxed or re-encoded to the game's render size at a constant frame
+rate (never upscaled, audio and metadata dropped). Every bad input is a one-line error naming the
+row, and nothing is written: everything is staged next to the tree and renamed into place at the end.
+The built-in tasks/ is written only when --tasks-root names it. docs/IMPORTING.md has the formats.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from video_arena.importing.importer import Importer, Provenance
+from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="video-arena import-cases", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tasks-root", required=True, help="tasks tree to write (created if missing)")
+    ap.add_argument("--media-root", default=None, help="where <game>/media/ goes (default: $VA_MEDIA_ROOT or the tasks root)")
+    ap.add_argument("--game", help="the game of a single case")
+    ap.add_argument("--video", type=Path, help="the match video")
+    ap.add_argument("--events", type=Path, help="the event log (CSV or JSON)")
+    ap.add_argument("--values", type=Path, default=None, help="a V_t series (CSV or JSON of t, v)")
+    ap.add_argument("--case-id", default=None, help="8 characters of [A-Za-z0-9] (default: random)")
+    ap.add_argument("--from-tree", type=Path, default=None, help="import every case of a tree in the seed's layout")
+    ap.add_argument("--games", default=None, help="with --from-tree: only these games (comma-separated)")
+    ap.add_argument("--source", required=True, help="where the match comes from (event, demo/replay, VOD)")
+    ap.add_argument("--licence", required=True, help="the licence under which the footage and log may be used")
+    ap.add_argument("--value-model", required=True, help="the model that computed V_t (name, version, fit data)")
+    ap.add_argument("--fps", type=int, default=None, help="output frame rate (default: the source's, rounded, max 60)")
+    ap.add_argument("--replace", action="store_true", help="overwrite cases whose id already exists")
+    a = ap.parse_args(argv)
+    single = [a.game, a.video, a.events]
+    if a.from_tree is not None:
+        if any(x is not None for x in single + [a.values, a.case_id]):
+            ap.error("--from-tree takes no --game/--video/--events/--values/--case-id")
+    elif any(x is None for x in single):
+        ap.error("a single case needs --game, --video and --events (or use --from-tree)")
+    elif a.games:
+        ap.error("--games goes with --from-tree")
+    prov = Provenance(a.source, a.licence, a.value_model)
+    try:
+        with Importer(a.tasks_root, a.media_root, replace=a.replace) as imp:
+            if a.from_tree is not None:
+                from video_arena.importing.tree import import_tree
+
+                games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+                notes = import_tree(a.from_tree, imp, prov, games=games, fps=a.fps)
+            else:
+                rows = read_event_log(a.events)
+                series = read_value_series(a.values) if a.values is not None else None
+                inputs = {"events": a.events} | ({"values": a.values} if a.values is not None else {})
+                imp.add_case(a.game, a.video, rows, series, prov, case_id=a.case_id, fps=a.fps,
+                             inputs=inputs, series_name=a.values.name if a.values else "")
+                notes = {}
+            try:
+                imp.commit()
+            except OSError as exc:
+                print(f"import-cases: error while renaming into place: {exc}; the tree may be partly "
+                      f"updated (re-run with --replace)", file=sys.stderr)
+                return 1
+    except ImportCaseError as exc:
+        print(f"import-cases: error: {exc}\nnothing was written", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"import-cases: error: {exc}\nnothing was written", file=sys.stderr)
+        return 1
+    for name, lines in notes.items():
+        for line in lines:
+            print(f"{name}: {line}")
+    for r in imp.reports:
+        print(f"{r['game']}/{r['case_id']}: {r['n_events']} events, {r['duration_s']} s, video {r['video']} "
+              f"at {r['fps']} fps" + (f", times snapped by up to {r['max_time_snap_s']} s" if r['max_time_snap_s'] else ""))
+    print(f"imported {len(imp.reports)} case(s) into {imp.root}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

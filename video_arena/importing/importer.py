@@ -1,0 +1,411 @@
+"""Import matches from outside (footage + event log + V_t) as cases of a tasks tree, atomically.
+
+An `Importer` collects cases (each fully checked and its video converted into a staging folder on
+the same filesystem as the tree), then `commit()` renames everything into place: media and ground
+truth first, manifest.json, and cases.json last (a case is visible once cases.json names it). Any
+error before the commit discards the staging folder: one bad case, nothing written.
+
+The ground truth has the built-in format (docs/ARCHITECTURE.md, `video_arena.cases.build`): the same
+GT_FORMAT, spec, rounding of V_t to 4 decimals, `delta`/`state` from `GameDefinition.delta_of` /
+`state_of`, written with the same `dump_json`.  Event times are snapped to the nearest frame of the
+converted video (at most half a frame); the largest shift is reported.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from video_arena import paths
+from video_arena.cases.build import GT_FORMAT, ID_ALPHABET, MANIFEST_FORMAT, BuildError, dump_json, round_value
+from video_arena.cases.pacing import frame_time
+from video_arena.core.tasks import CASE_ID_RE, DELTA_LABELS, GAME_RE, GameDefinition, TasksTreeError, load_cases, parse_game_toml
+from video_arena.digests import sha256_file
+from video_arena.games.base import game_names, load_plugin
+from video_arena.importing import media as M
+from video_arena.importing.logs import ImportCaseError, LogRow
+from video_arena.importing.rules import NoWhereRule, where_error
+from video_arena.toolkit_info import toolkit_provenance
+
+TIME_EPS = 1e-6
+IMPORTED_COLLECTION = "imported"
+
+
+@dataclass
+class Provenance:
+    source: str
+    licence: str
+    value_model: str
+
+    def check(self) -> None:
+        for name in ("source", "licence", "value_model"):
+            if not str(getattr(self, name)).strip():
+                raise ImportCaseError(f"--{name.replace('_', '-')} must not be empty")
+
+
+@dataclass
+class _GameChanges:
+    definition: GameDefinition
+    value_range: tuple[float, float]
+    new_game_files: dict[str, bytes]
+    cases: list[dict[str, Any]] = field(default_factory=list)        # cases.json entries to add/replace
+    manifest_entries: list[dict[str, Any]] = field(default_factory=list)
+
+
+# -- definitions -------------------------------------------------------------------------------------
+
+def game_definition(game: str, tasks_root: Path) -> tuple[GameDefinition, dict[str, bytes]]:
+    """The tree's own game.toml when it has one, else the toolkit's (then its files get written too)."""
+    toml = tasks_root / game / "game.toml"
+    if toml.is_file():
+        try:
+            return parse_game_toml(toml.read_text(encoding="utf-8"), source=str(toml)), {}
+        except TasksTreeError as exc:
+            raise ImportCaseError(str(exc)) from None
+    if game not in game_names():
+        raise ImportCaseError(f"unknown game {game!r}: games are {', '.join(game_names())}")
+    from video_arena.games.cli import expected_files
+
+    files = expected_files(game)
+    return parse_game_toml(files["game.toml"].decode("utf-8"), source=f"{game}/game.toml"), files
+
+
+def value_range(game: str) -> tuple[float, float]:
+    try:
+        plugin = load_plugin(game) if game in game_names() else None
+    except Exception:  # noqa: BLE001 - a plugin's engine import failing must not block an import
+        plugin = None
+    return tuple(plugin.value_range) if plugin is not None else (0.0, 1.0)  # type: ignore[return-value]
+
+
+# -- checks ------------------------------------------------------------------------------------------
+
+def check_rows(gd: GameDefinition, rows: list[LogRow]) -> None:
+    prev = None
+    for r in rows:
+        if r.t < 0:
+            raise ImportCaseError(f"{r.label}: t {r.t} is before the start of the video (t < 0)")
+        if prev is not None and r.t < prev - TIME_EPS:
+            raise ImportCaseError(f"{r.label}: t {r.t} is earlier than the row before it ({prev}): "
+                                  f"events must be in time order")
+        prev = r.t
+        if r.type not in gd.event_types:
+            raise ImportCaseError(f"{r.label}: unknown type {r.type!r} for {gd.name} "
+                                  f"(types: {', '.join(gd.event_types)})")
+        if r.actor not in gd.sides:
+            raise ImportCaseError(f"{r.label}: unknown actor {r.actor!r} for {gd.name} (sides: {', '.join(gd.sides)})")
+        if r.state is not None and r.state not in gd.state_labels:
+            raise ImportCaseError(f"{r.label}: unknown state {r.state!r} for {gd.name} "
+                                  f"(states: {', '.join(gd.state_labels)})")
+        if r.delta is not None and r.delta not in DELTA_LABELS:
+            raise ImportCaseError(f"{r.label}: unknown delta {r.delta!r} (deltas: {', '.join(DELTA_LABELS)})")
+        try:
+            err = where_error(gd, r.type, r.where)
+        except NoWhereRule as exc:
+            raise ImportCaseError(str(exc)) from None
+        if err:
+            raise ImportCaseError(f"{r.label}: {err}")
+
+
+def values_from_series(rows: list[LogRow], series: list[tuple[str, float, float]]) -> list[tuple[float, float]]:
+    """(v_before, v_after) per event from a step-function V_t series (docs/IMPORTING.md, "V_t")."""
+    prev_t = None
+    for label, t, _ in series:
+        if t < 0:
+            raise ImportCaseError(f"{label}: t {t} is before the start of the video (t < 0)")
+        if prev_t is not None and t < prev_t - TIME_EPS:
+            raise ImportCaseError(f"{label}: t {t} is earlier than the row before it: V_t rows must be in time order")
+        prev_t = t
+    if abs(series[0][1]) > TIME_EPS:
+        raise ImportCaseError(f"{series[0][0]}: the V_t series must start at t=0 (V at the start of the video), "
+                              f"starts at {series[0][1]}")
+    out: list[tuple[float, float]] = []
+    i = 0
+    while i < len(rows):
+        T = rows[i].t
+        group = [r for r in rows[i:] if abs(r.t - T) <= TIME_EPS]
+        at = [p for p in series if abs(p[1] - T) <= TIME_EPS]
+        before = [p for p in series if p[1] < T - TIME_EPS]
+        if not before:  # events at t=0: the first point at 0 is V at the start
+            before, at = at[:1], at[1:]
+        if not at:
+            raise ImportCaseError(f"{rows[i].label}: the V_t series has no point at t={T} "
+                                  f"(the value just after this event)")
+        vb = before[-1][2]
+        if len(at) == len(group):
+            for p in at:
+                out.append((vb, p[2]))
+                vb = p[2]
+        elif len(at) == 1:
+            out.append((vb, at[0][2]))
+            out.extend((at[0][2], at[0][2]) for _ in group[1:])
+        else:
+            raise ImportCaseError(f"{at[0][0]}: {len(group)} event(s) at t={T} but {len(at)} V_t points there "
+                                  f"(need {'1' if len(group) == 1 else f'1 or {len(group)}'})")
+        i += len(group)
+    return out
+
+
+def event_values(rows: list[LogRow], series: list[tuple[str, float, float]] | None,
+                 series_name: str = "the V_t series") -> list[tuple[float, float]]:
+    if series is None:
+        missing = next((r for r in rows if r.v_before is None or r.v_after is None), None)
+        if missing is not None:
+            raise ImportCaseError(f"{missing.label}: no v_before/v_after, and no V_t series (--values) was given")
+        return [(r.v_before, r.v_after) for r in rows]  # type: ignore[misc]
+    derived = values_from_series(rows, series)
+    for r, (vb, va) in zip(rows, derived):
+        for name, given, want in (("v_before", r.v_before, vb), ("v_after", r.v_after, va)):
+            if given is not None and abs(given - want) > 5e-5:
+                raise ImportCaseError(f"{r.label}: the two logs disagree: {name} is {given} here and {want} "
+                                      f"in {series_name}")
+    return derived
+
+
+def rounded(v: float, lo: float, hi: float, label: str) -> float:
+    try:
+        return round_value(v, lo, hi, label)
+    except BuildError as exc:
+        raise ImportCaseError(str(exc)) from None
+
+
+# -- the importer ------------------------------------------------------------------------------------
+
+class Importer:
+    """Collect checked cases into a staging folder; `commit()` puts them into the tree."""
+
+    def __init__(self, tasks_root: str | Path, media_root: str | Path | None = None, replace: bool = False):
+        self.root = Path(tasks_root).expanduser().resolve()
+        self.media_root = paths.media_root(self.root, media_root)
+        self.created = [d for d in dict.fromkeys((self.root, self.media_root)) if not d.exists()]
+        for d in self.created:
+            d.mkdir(parents=True)
+        self.replace = replace
+        self.stage = Path(tempfile.mkdtemp(prefix=".import-", dir=self.root))
+        self.media_stage = (self.stage if _same_dir(self.media_root, self.root)
+                            else Path(tempfile.mkdtemp(prefix=".import-", dir=self.media_root)))
+        self.games: dict[str, _GameChanges] = {}
+        self.taken: dict[str, set[str]] = {}
+        self.reports: list[dict[str, Any]] = []
+
+    # context manager: discard on error
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.discard()
+
+    def discard(self) -> None:
+        for d in {self.stage, self.media_stage}:
+            shutil.rmtree(d, ignore_errors=True)
+        for d in self.created:  # a tree this import created and left empty goes too
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+
+    def _game(self, game: str) -> _GameChanges:
+        if game not in self.games:
+            if not GAME_RE.match(game):
+                raise ImportCaseError(f"game name {game!r} must match {GAME_RE.pattern}")
+            gd, files = game_definition(game, self.root)
+            if gd.name != game:
+                raise ImportCaseError(f"{self.root / game}/game.toml names the game {gd.name!r}, not {game!r}")
+            self.games[game] = _GameChanges(gd, value_range(game), files)
+            try:
+                existing = load_cases(game, self.root) if (self.root / game / "game.toml").is_file() else []
+            except TasksTreeError as exc:
+                raise ImportCaseError(str(exc)) from None
+            self.taken[game] = {c["case_id"] for c in existing}
+        return self.games[game]
+
+    def _case_id(self, game: str, case_id: str | None) -> str:
+        taken = self.taken[game]
+        staged = {c["case_id"] for c in self.games[game].cases}
+        if case_id is None:
+            while True:
+                cid = "".join(secrets.choice(ID_ALPHABET) for _ in range(8))
+                if cid not in taken and cid not in staged and not self._files_exist(game, cid):
+                    return cid
+        if not CASE_ID_RE.match(case_id):
+            raise ImportCaseError(f"case id {case_id!r} must be 8 characters of [A-Za-z0-9]")
+        if case_id in staged:
+            raise ImportCaseError(f"case id {game}/{case_id} appears twice in this import")
+        if (case_id in taken or self._files_exist(game, case_id)) and not self.replace:
+            raise ImportCaseError(f"case {game}/{case_id} already exists in {self.root} (pass --replace to overwrite it)")
+        return case_id
+
+    def _files_exist(self, game: str, cid: str) -> bool:
+        return ((self.root / game / "gt" / f"{cid}.json").exists()
+                or (self.media_root / game / "media" / f"{cid}.mp4").exists())
+
+    def add_case(self, game: str, video: Path, rows: list[LogRow], series: list[tuple[str, float, float]] | None,
+                 prov: Provenance, case_id: str | None = None, fps: int | None = None,
+                 inputs: dict[str, Path] | None = None, series_name: str = "the V_t series") -> dict[str, Any]:
+        """Check one case and stage its ground truth and video; returns its report."""
+        prov.check()
+        g = self._game(game)
+        gd = g.definition
+        check_rows(gd, rows)
+        lo, hi = g.value_range
+        for label, _, v in series or []:
+            rounded(v, lo, hi, label)
+        pairs = [(rounded(vb, lo, hi, f"{r.label}: v_before"), rounded(va, lo, hi, f"{r.label}: v_after"))
+                 for r, (vb, va) in zip(rows, event_values(rows, series, series_name))]
+        for r, (vb, va) in zip(rows, pairs):
+            for name, given, want in (("delta", r.delta, gd.delta_of(vb, va)), ("state", r.state, gd.state_of(va))):
+                if given is not None and given != want:
+                    raise ImportCaseError(f"{r.label}: {name} {given!r} disagrees with V_t {vb} -> {va} "
+                                          f"(band {gd.band}, neutral {gd.value_neutral}): it is {want!r}")
+        cid = self._case_id(game, case_id)
+
+        staged_media = self.media_stage / game / "media" / f"{cid}.mp4"
+        staged_media.parent.mkdir(parents=True, exist_ok=True)
+        vinfo = M.prepare(Path(video), staged_media, gd.render_size, fps)
+        fps_out, n_frames = vinfo["fps"], vinfo["n_frames"]
+        duration = frame_time(n_frames, fps_out)
+        for r in rows:
+            if round(r.t * fps_out) >= n_frames:
+                raise ImportCaseError(f"{r.label}: t {r.t} is after the end of the video ({duration} s, "
+                                      f"{n_frames} frames at {fps_out} fps): the video is shorter than its log")
+        for label, t, _ in series or []:
+            if round(t * fps_out) >= n_frames:
+                raise ImportCaseError(f"{label}: t {t} is after the end of the video ({duration} s): "
+                                      f"the video is shorter than its V_t series")
+
+        snap = lambda t: frame_time(round(t * fps_out), fps_out)  # noqa: E731
+        events = [{"t": snap(r.t), "type": r.type, "actor": r.actor, "where": r.where,
+                   "delta": gd.delta_of(vb, va), "state": gd.state_of(va), "v_before": vb, "v_after": va}
+                  for r, (vb, va) in zip(rows, pairs)]
+        if series is not None:
+            v_series = [[snap(t), rounded(v, lo, hi, label)] for label, t, v in series]
+        else:
+            v_series = [[0.0, pairs[0][0]]] + [[e["t"], e["v_after"]] for e in events]
+        max_shift = max(abs(e["t"] - r.t) for e, r in zip(events, rows))
+        video_sha = sha256_file(video)
+        record = {
+            "source": {"collection": IMPORTED_COLLECTION, "id": f"video-sha256:{video_sha}",
+                       "description": prov.source, "licence": prov.licence},
+            "value_model": prov.value_model,
+        }
+        gt = {
+            "format": GT_FORMAT,
+            "game": game,
+            "case_id": cid,
+            "spec": gd.judge_spec(),
+            "duration_s": duration,
+            "events": events,
+            "v_series": v_series,
+            "v_definition": " ".join(gd.value_definition.split()),
+            "evaluator": {"value_model": prov.value_model},
+            "video": {"fps": fps_out, "n_frames": n_frames, "width": gd.render_size[0], "height": gd.render_size[1]},
+            "record": record,
+        }
+        staged_gt = self.stage / game / "gt" / f"{cid}.json"
+        staged_gt.parent.mkdir(parents=True, exist_ok=True)
+        staged_gt.write_bytes(dump_json(gt))
+        in_files = {"video": Path(video), **(inputs or {})}
+        entry = {
+            "case_id": cid,
+            "source": record["source"],
+            "evaluator": gt["evaluator"],
+            "licence": prov.licence,
+            "gt_sha256": sha256_file(staged_gt),
+            "media_sha256": sha256_file(staged_media),
+            "media_bytes": staged_media.stat().st_size,
+            "imported": {
+                "at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                "inputs": {k: {"name": p.name, "sha256": sha256_file(p)} for k, p in in_files.items()},
+                "video": vinfo,
+                "max_time_snap_s": round(max_shift, 6),
+                "toolkit": toolkit_provenance(),
+            },
+        }
+        g.cases.append({"case_id": cid, "duration_s": duration, "n_events": len(events),
+                        "source": {"collection": IMPORTED_COLLECTION}})
+        g.manifest_entries.append(entry)
+        report = {"game": game, "case_id": cid, "n_events": len(events), "duration_s": duration,
+                  "video": vinfo["method"], "fps": fps_out, "max_time_snap_s": round(max_shift, 6)}
+        self.reports.append(report)
+        return report
+
+    # -- commit --------------------------------------------------------------------------------------
+    def commit(self) -> list[Path]:
+        """Stage cases.json and manifest.json of every touched game, then rename everything into place."""
+        moves: list[tuple[Path, Path]] = []
+        tail: list[tuple[Path, Path]] = []
+        for game, g in self.games.items():
+            gdir = self.root / game
+            for name, data in g.new_game_files.items():
+                staged = self.stage / game / name
+                staged.parent.mkdir(parents=True, exist_ok=True)
+                staged.write_bytes(data)
+                moves.append((staged, gdir / name))
+            for c in g.cases:
+                moves.append((self.media_stage / game / "media" / f"{c['case_id']}.mp4",
+                               self.media_root / game / "media" / f"{c['case_id']}.mp4"))
+                moves.append((self.stage / game / "gt" / f"{c['case_id']}.json", gdir / "gt" / f"{c['case_id']}.json"))
+            cases_doc = _read_json(gdir / "cases.json", {"game": game, "cases": []})
+            cases_doc["cases"] = _merged(cases_doc.get("cases", []), g.cases)
+            manifest = _read_json(gdir / "manifest.json", None) or {
+                "format": MANIFEST_FORMAT, "game": game, "n_cases": 0,
+                "provenance": {"origin": "imported with `video-arena import-cases`: each case's source, "
+                                         "licence, V_t model and inputs are in its entry"},
+                "cases": []}
+            manifest["cases"] = _merged(manifest.get("cases", []), g.manifest_entries)
+            manifest["n_cases"] = len(manifest["cases"])
+            for name, doc in (("manifest.json", manifest), ("cases.json", cases_doc)):
+                staged = self.stage / game / name
+                staged.write_bytes(dump_json(doc))
+                tail.append((staged, gdir / name))
+        done = []
+        for staged, final in moves + tail:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            _move(staged, final)
+            if final.suffix == ".mp4":
+                os.chmod(final, 0o644)
+            done.append(final)
+        self.discard()
+        return done
+
+
+def _merged(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`old` with entries of the same case id replaced in place by `new`'s, the rest of `new` appended."""
+    by_id = {e["case_id"]: e for e in new}
+    out = [by_id.pop(e.get("case_id"), e) for e in old]
+    return out + [e for e in new if e["case_id"] in by_id]
+
+
+def _move(staged: Path, final: Path) -> None:
+    try:
+        os.replace(staged, final)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:  # e.g. a media folder that is a symlink to another filesystem
+            raise
+        tmp = final.with_name(f".{final.name}.import{os.getpid()}")
+        shutil.copyfile(staged, tmp)
+        os.replace(tmp, final)
+        staged.unlink()
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _read_json(path: Path, default):
+    if not path.is_file():
+        return default
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ImportCaseError(f"{path}: not valid JSON ({exc}): fix or remove it before importing") from None
