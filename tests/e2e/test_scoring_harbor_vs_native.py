@@ -57,10 +57,6 @@ def test_harbor_job_and_native_run_score_alike(dataset, tmp_path):  # noqa: F811
                             "--limit", "1", "--reasoning-effort", "low", "--max-tokens", "4000", "--no-progress"],
                            env=env, capture_output=True, text=True, timeout=600)
         assert p.returncode == 0, p.stderr
-    # (the run's conditions/ copy of the reference condition is not a game folder; the scorer finds the
-    # reference condition by its digest)
-    import shutil
-    shutil.rmtree(native / "conditions", ignore_errors=True)
     n = _score(native, tree, tmp_path / "score-native")
     h = _score(tmp_path / "jobs" / "caveats", tree, tmp_path / "score-harbor")
     for row in ("chess", "OVERALL"):

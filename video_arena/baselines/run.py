@@ -242,15 +242,6 @@ def run_a(out: Path, mode: str, seed: int, rate_table: dict[str, float], games: 
                 os.environ["OPENAI_API_KEY"] = env_key
     if rc not in (0, None):
         print(f"baselines: run-a for {mode} exited {rc}", file=sys.stderr)
-    # run-a keeps the condition files it used in <out>/conditions/, which the scorer (rightly) refuses as
-    # a game folder: keep them beside the results folder instead.
-    cond = out / "conditions"
-    if cond.is_dir():
-        import shutil
-
-        dest = out.with_name(out.name + ".conditions")
-        shutil.rmtree(dest, ignore_errors=True)
-        cond.rename(dest)
 
 
 def perception_cmd() -> str:

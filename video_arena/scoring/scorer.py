@@ -45,6 +45,7 @@ import numpy as np
 from video_arena import paths
 from video_arena.core import tasks as T
 from video_arena.digests import sha256_bytes
+from video_arena.protocol_a.condition import CONDITIONS_SUBDIR
 from video_arena.scoring import caveats as CV
 
 BENCHMARK_TOLERANCE_S = 3.0
@@ -733,7 +734,7 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
                 if cell_dir.is_dir():  # a GT is only needed (and only reported) for a cell that exists
                     gt, gt_error, corrupt = gt_check.load(J, game, case_id)
                 cell = score_cell(J, game, case_id, cell_dir, gt, gt_error, float(tolerance), digests, verifier,
-                                  exclude_flagged, results / "conditions")
+                                  exclude_flagged, results / CONDITIONS_SUBDIR)
                 if corrupt and cell.reason.startswith("ground truth unusable"):
                     mark_gt_corrupt(cell, gt_error)
                 if cell.warnings:
