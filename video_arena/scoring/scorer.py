@@ -58,8 +58,8 @@ ALL_METRICS = METRICS + tuple(ZERO_FILLED)
 ALWAYS_DEFINED = ("reward", "t1_f1")
 #: Answer states of a run that ran and left no answer (scored 0.0, counted as 0-row).  `no_artifact`:
 #: a Harbor trial with a valid reward but no collected artifacts/app/answer.json.
-NO_ANSWER_STATES = ("never_wrote", "deleted", "no_answer", "no_artifact")
-ANSWER_STATES = ("wrote", "never_wrote", "deleted", "answered", "no_answer", "no_artifact")
+NO_ANSWER_STATES = ("never_wrote", "deleted", "too_large", "no_answer", "no_artifact")
+ANSWER_STATES = ("wrote", "never_wrote", "deleted", "too_large", "answered", "no_answer", "no_artifact")
 SCORE_FORMAT = "video-arena-score/1"
 
 STATUS_SCORED = "scored"
