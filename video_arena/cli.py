@@ -10,6 +10,7 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("video_arena.scoring.cli:main", "score a results folder or a Harbor job (per-game means, n, intervals, compare)"),
+    "explore": ("video_arena.explore.site:main", "write a static results explorer (scores, cases, timelines, stills) for a browser"),
     "timeline": ("video_arena.scoring.timeline:main", "draw one case: GT vs predicted events and V_t"),
     "judge": ("video_arena.scoring.cli:judge_main", "judge one answer against one ground truth"),
     "build-cases": ("video_arena.cases.build:main", "build the built-in cases and media from real records"),

@@ -1,0 +1,209 @@
+"""Everything the explorer shows about one cell, read from its folder and made safe to share.
+
+A cell is one run of one case: a native results folder's `<results>/<game>/<case_id>/` or a Harbor
+trial folder.  `CellFiles` says where its files are for either layout; `events_table` merges the
+ground truth and the answer into one chronological table with every row marked; `Scrubber` removes
+host paths, keys and environments from anything written into the site.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from video_arena.protocol_b.runner import redact
+from video_arena.scoring import scorer as S
+
+#: The most of any text file the site shows (a log's tail, a reply's head).
+TEXT_CAP = 64 * 1024
+#: The largest JSON record read whole (run.json, result.json, receipt.json).
+JSON_CAP = 4 * 1024 * 1024
+
+ROW_MATCHED = "matched"
+ROW_LABEL_WRONG = "label wrong"
+ROW_MISSED = "missed"
+ROW_EXTRA = "extra"
+
+
+# --------------------------------------------------------------------------------------------------
+# files of a cell
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class CellFiles:
+    """Where one cell's files are.  Any of them may be absent."""
+
+    dir: Path
+    answer: Path
+    run: Path | None = None          # the toolkit's run record (native, or a ProtocolA agent's)
+    harbor_result: Path | None = None
+    reply: Path | None = None
+    prompt: Path | None = None
+    receipt: Path | None = None
+    frames_dir: Path | None = None   # a Harbor ProtocolA agent's copied-out stills
+    logs: list[Path] = field(default_factory=list)
+
+
+def cell_files(system: S.SystemScore, cell: S.Cell) -> CellFiles:
+    trial = getattr(cell, "trial", "")
+    if system.harbor is not None and trial:
+        d = system.results / trial
+        agent = d / "agent"
+        logs = [p for p in (d / "verifier" / "test-stdout.txt", d / "exception.txt") if p.is_file()]
+        if agent.is_dir():
+            logs = sorted(p for p in agent.rglob("*") if p.is_file() and p.suffix in (".txt", ".log")
+                          and p.name not in ("reply.txt", "prompt.txt", "reasoning.txt")) + logs
+        return CellFiles(dir=d, answer=d / "artifacts" / "app" / "answer.json",
+                         run=agent / "run.json" if (agent / "run.json").is_file() else None,
+                         harbor_result=d / "result.json", reply=_opt(agent / "reply.txt"),
+                         prompt=_opt(agent / "prompt.txt"), receipt=_opt(agent / "receipt.json"),
+                         frames_dir=agent / "frames" if (agent / "frames").is_dir() else None, logs=logs[:8])
+    d = system.results / cell.game / cell.case_id
+    run = read_json(d / "run.json") or {}
+    logs: list[Path] = []
+    declared = run.get("logs") if isinstance(run.get("logs"), dict) else {}
+    for rel in declared.values():
+        p = _inside(d, rel)
+        if p is not None and p.is_file():
+            logs.append(p)
+    if not logs and (d / "logs").is_dir():
+        logs = sorted(p for p in (d / "logs").iterdir() if p.is_file())
+    return CellFiles(dir=d, answer=d / "answer.json", run=_opt(d / "run.json"), reply=_opt(d / "reply.txt"),
+                     prompt=_opt(d / "prompt.txt"), receipt=_opt(d / "receipt.json"), logs=logs)
+
+
+def _opt(p: Path) -> Path | None:
+    return p if p.is_file() else None
+
+
+def _inside(base: Path, rel: Any) -> Path | None:
+    """base/rel when rel is a relative path that stays inside base (a run record is data, not trusted)."""
+    if not isinstance(rel, str) or not rel or os.path.isabs(rel):
+        return None
+    p = (base / rel).resolve()
+    return p if base.resolve() in p.parents else None
+
+
+def read_json(path: Path | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        if path.stat().st_size > JSON_CAP:
+            return None
+        doc = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def read_bounded(path: Path | None, cap: int) -> bytes | None:
+    """At most `cap` + 1 bytes of a file (the caller tells 'more' from the extra byte); None if absent."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(cap + 1)
+    except OSError:
+        return None
+
+
+def text_head(path: Path | None, cap: int = TEXT_CAP) -> tuple[str | None, bool]:
+    data = read_bounded(path, cap)
+    if data is None:
+        return None, False
+    return data[:cap].decode("utf-8", "replace"), len(data) > cap
+
+
+def text_tail(path: Path | None, cap: int = TEXT_CAP) -> tuple[str | None, bool]:
+    if path is None:
+        return None, False
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            if size > cap:
+                fh.seek(size - cap)
+            data = fh.read(cap)
+    except OSError:
+        return None, False
+    return data.decode("utf-8", "replace"), size > cap
+
+
+# --------------------------------------------------------------------------------------------------
+# events table
+# --------------------------------------------------------------------------------------------------
+def events_table(gt: dict[str, Any], pred: list[dict[str, Any]], record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Truth and answer rows in time order, each marked matched / label wrong / missed / extra.
+
+    A matched pair is one row (the truth's and the answer's labels side by side); `label wrong` is a
+    T1 match whose `delta` or `state` differs.  `pred` are the answer's rows as the judge read them."""
+    gt_rows = gt.get("events") or []
+    matches = {int(g): int(p) for p, g in record.get("matches") or []}
+    matched_pred = set(matches.values())
+    rows = []
+    for gi, g in enumerate(gt_rows):
+        p = matches.get(gi)
+        if p is not None and p < len(pred):
+            a = pred[p]
+            right = a["delta"] == g["delta"] and a["state"] == g["state"]
+            rows.append({"t": float(g["t"]), "gt": g, "pred": a, "dt": float(a["t"]) - float(g["t"]),
+                         "mark": ROW_MATCHED if right else ROW_LABEL_WRONG,
+                         "wrong": [k for k in ("delta", "state") if a[k] != g[k]]})
+        else:
+            rows.append({"t": float(g["t"]), "gt": g, "pred": None, "dt": None, "mark": ROW_MISSED, "wrong": []})
+    for pi, a in enumerate(pred):
+        if pi not in matched_pred:
+            rows.append({"t": float(a["t"]), "gt": None, "pred": a, "dt": None, "mark": ROW_EXTRA, "wrong": []})
+    rows.sort(key=lambda r: (r["t"], r["gt"] is None))
+    return rows
+
+
+def mark_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    out = {m: 0 for m in (ROW_MATCHED, ROW_LABEL_WRONG, ROW_MISSED, ROW_EXTRA)}
+    for r in rows:
+        out[r["mark"]] += 1
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# sharing: no host paths, keys or environments
+# --------------------------------------------------------------------------------------------------
+_ABS_PATH = re.compile(r"(?<![\w.~:/-])/(?:[\w.+@%-]+/)+[\w.+@%-]*")
+_BEARER = re.compile(r"(?i)\b(bearer\s+)\S+")
+_SK = re.compile(r"\b(sk-[A-Za-z0-9_-]{4})[A-Za-z0-9_-]+")
+_ENV_KEYS = re.compile(r"(?i)^(env|environ|environment|env_scrubbed|base_env|headers)$")
+
+
+class Scrubber:
+    """Rewrites text and JSON for a site that can be shared.
+
+    Known roots (the results folder, tasks tree, media root, home, temp dir, working directory) become
+    `<results>`, `<tasks>`, ...; any other absolute path keeps only its last component (`.../name`);
+    key/token/password assignments, bearer tokens and `sk-` keys are masked; keys named like an
+    environment or headers are dropped from records."""
+
+    def __init__(self, roots: dict[str, Path | str]):
+        pairs = []
+        for label, root in roots.items():
+            for variant in {str(root), os.path.realpath(str(root))}:
+                if variant and variant != "/":
+                    pairs.append((variant.rstrip("/"), f"<{label}>"))
+        self.roots = sorted(pairs, key=lambda p: -len(p[0]))
+
+    def text(self, s: str) -> str:
+        for root, label in self.roots:
+            s = s.replace(root, label)
+        s = _ABS_PATH.sub(lambda m: ".../" + m.group(0).rstrip("/").rsplit("/", 1)[-1], s)
+        s = _BEARER.sub(lambda m: m.group(1) + "***", s)
+        s = _SK.sub(lambda m: m.group(1) + "***", s)
+        return redact(s)
+
+    def record(self, obj: Any) -> Any:
+        if isinstance(obj, dict):
+            return {k: self.record(v) for k, v in obj.items() if not _ENV_KEYS.match(str(k))}
+        if isinstance(obj, list):
+            return [self.record(v) for v in obj]
+        if isinstance(obj, str):
+            return self.text(obj)
+        return obj

@@ -1,0 +1,404 @@
+"""`video-arena explore RESULTS [--compare OTHER] -o DIR`: a static results explorer for a browser.
+
+    video-arena explore results/a-mymodel -o site/            # then open site/index.html
+    video-arena explore jobs/2026-11-30__12-00-00 --compare results/a-other -o site/
+
+It works on a native results folder (Protocol A or B) and on a Harbor job folder, scores them with the
+scorer (`video-arena score`'s own code, so every number equals the score table's) and writes:
+
+    index.html                 the score table (n, 95 % intervals, caveats), the chart, the conditions
+    games/<game>.html          every case with its scores and caveats (sortable)
+    cases/<game>/<case>.html   per case, one column per cell (side by side with --compare): the
+                               timeline, the events table (matched / label wrong / missed / extra),
+                               the judge's record, the run record, Protocol A's stills and reply,
+                               Protocol B's log tail and answer-state history
+    img/, stills/              PNG timelines and chart, JPEG thumbnails of the stills
+
+Nothing needs a server or the network: plain HTML, one CSS file and a few lines of JavaScript for
+sorting.  The site can be shared: host paths, keys and environments are scrubbed (cells.Scrubber),
+and the ground truth appears only on the case pages, which show it by design.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import html
+import json
+import math
+import multiprocessing as mp
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from video_arena import paths
+from video_arena.explore import cells as C
+from video_arena.explore import stills as ST
+from video_arena.scoring import scorer as S
+
+SITE_MARKER = ".video-arena-explore"
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+# --------------------------------------------------------------------------------------------------
+# what is drawn: plain data for the templates
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class CellView:
+    system: str
+    system_index: int
+    cell: S.Cell
+    files: C.CellFiles
+    status: str
+    scores: dict[str, float | None]
+    caveats: list[str]
+    run: dict[str, Any] | None = None
+    harbor_result: dict[str, Any] | None = None
+    timeline: str | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    stills: list[dict[str, Any]] = field(default_factory=list)
+    stills_note: str = ""
+    reply: str | None = None
+    reply_cut: bool = False
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    history: list[dict[str, Any]] = field(default_factory=list)
+    label: str = ""
+
+
+def _fmt(v: Any, nd: int = 3) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return "–" if not math.isfinite(v) else f"{v:.{nd}f}"
+    return str(v)
+
+
+def _ci(ci) -> str:
+    return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def cell_caveats(cell: S.Cell, run: dict[str, Any] | None) -> list[str]:
+    """What makes a cell less than a clean measurement, read from its run record."""
+    out = []
+    r = run or {}
+    if cell.status != S.STATUS_SCORED:
+        out.append(cell.status)
+    if r.get("degraded") or r.get("degradations"):
+        out.append("degraded")
+    if r.get("protocol_complete") is False:
+        out.append("truncated")
+    if isinstance(r.get("n_json_blocks"), int) and r["n_json_blocks"] > 1:
+        out.append(f"{r['n_json_blocks']} JSON blocks")
+    audit = r.get("audit")
+    if isinstance(audit, dict) and audit.get("verdict") not in (None, "clean"):
+        out.append(f"audit: {audit.get('verdict')}")
+    if cell.zero_rows and cell.status == S.STATUS_SCORED:
+        out.append("0 rows")
+    if cell.record and cell.record.get("format_error"):
+        out.append("format error")
+    if getattr(cell, "reward_mismatch", ""):
+        out.append("reward mismatch")
+    return out
+
+
+def _slug(s: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in s)
+
+
+def case_page(game: str, case_id: str) -> str:
+    return f"cases/{_slug(game)}/{_slug(case_id)}.html"
+
+
+# --------------------------------------------------------------------------------------------------
+# work done in worker processes (matplotlib, Pillow)
+# --------------------------------------------------------------------------------------------------
+def _draw_timeline(job: tuple[str, bytes | None, dict[str, Any], str, float, str]) -> str:
+    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.scoring.timeline import draw_timeline
+
+    gt_path, answer, record, out, neutral, title = job
+    gt = load_judge().load_gt(gt_path)
+    draw_timeline(gt, answer, record, Path(out), neutral=neutral, title=title, dpi=72)
+    return out
+
+
+def _neutral(tasks_root: Path, game: str) -> float:
+    from video_arena.core.tasks import parse_game_toml
+
+    toml = tasks_root / game / "game.toml"
+    try:
+        return parse_game_toml(toml.read_text(encoding="utf-8"), source=str(toml)).value_neutral
+    except Exception:  # noqa: BLE001 - every shipped V_t is a probability
+        return 0.5
+
+
+# --------------------------------------------------------------------------------------------------
+# the site
+# --------------------------------------------------------------------------------------------------
+class SiteError(ValueError):
+    """The site cannot be written (bad output folder, unreadable input)."""
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["f"] = _fmt
+    env.filters["ci"] = _ci
+    env.filters["mmss"] = lambda t: "–" if t is None else f"{int(t // 60)}:{t % 60:04.1f}"
+    env.filters["json"] = lambda o: json.dumps(o, indent=1, ensure_ascii=False, sort_keys=False)
+    return env
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise SiteError(f"-o {out} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / SITE_MARKER).is_file():
+        raise SiteError(f"-o {out} is a non-empty folder that is not an explorer site; "
+                        f"name a new or empty folder (an earlier site there is replaced)")
+
+
+def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | Path | None = None,
+               jobs: int | None = None, cache_dir: str | Path | None = None, extract_stills: bool = False,
+               progress: bool | None = None) -> dict[str, Any]:
+    """Score each source and write the site to `out` (atomically: a temporary sibling renamed into
+    place).  Returns a summary: pages written, cells, seconds."""
+    from video_arena.scoring import harbor_jobs as HJ
+    from video_arena.scoring.plots import plot_game_means
+
+    t0 = time.monotonic()
+    out = Path(out).expanduser().resolve()
+    _check_out(out)
+    systems = [HJ.score_any(src, tasks_root, progress=False) for src in sources]
+    root = systems[0].tasks_root
+    comparison = S.compare(systems[0], systems[1]) if len(systems) == 2 else None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
+    try:
+        for sub in ("img", "games", "cases", "stills"):
+            (tmp / sub).mkdir()
+        shutil.copyfile(TEMPLATES / "style.css", tmp / "style.css")
+        scrub = C.Scrubber({**{f"results{i or ''}": s.results.resolve() for i, s in enumerate(systems)},
+                            "tasks": root, "media": paths.media_root(root), "home": Path.home(),
+                            "tmp": tempfile.gettempdir(), "cwd": Path.cwd(), "checkout": paths.REPO_ROOT})
+        stills_src = ST.StillSource(cache_dir, root, extract=extract_stills)
+        views, timeline_jobs, thumb_jobs = _collect(systems, root, tmp, scrub, stills_src)
+        n_jobs = max(1, jobs or os.cpu_count() or 1)
+        _run_parallel(timeline_jobs, thumb_jobs, n_jobs, progress)
+        for v in (v for vs in views.values() for v in vs):
+            if v.timeline and not (tmp / v.timeline).is_file():
+                v.timeline = None
+        plot_game_means(systems, tmp / "img" / "chart.png", comparison)
+        n_pages = _write_pages(_env(), tmp, systems, views, comparison, scrub)
+        (tmp / SITE_MARKER).write_text("video-arena explore site\n", encoding="utf-8")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.rename(out, old / "site")
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {"out": str(out), "pages": n_pages, "cells": sum(len(v) for v in views.values()),
+            "systems": [s.label for s in systems], "seconds": round(time.monotonic() - t0, 2)}
+
+
+def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.StillSource"):
+    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.scoring.timeline import _norm_rows
+
+    J = load_judge()
+    views: dict[tuple[str, str], list[CellView]] = {}
+    timeline_jobs: list[tuple] = []
+    thumb_jobs: dict[str, Path] = {}
+    neutral: dict[str, float] = {}
+    for si, s in enumerate(systems):
+        for cell in s.cells():
+            if cell.status == S.STATUS_MISSING and not (s.results / cell.game / cell.case_id).is_dir() \
+                    and not getattr(cell, "trial", ""):
+                continue  # never ran: listed on the game page, no case column
+            files = C.cell_files(s, cell)
+            run = C.read_json(files.run)
+            v = CellView(system=s.label, system_index=si, cell=cell, files=files, status=cell.status,
+                         scores={m: cell.metric(m) for m in S.METRICS}, caveats=cell_caveats(cell, run),
+                         run=scrub.record(run) if run else None,
+                         harbor_result=scrub.record(C.read_json(files.harbor_result)) if files.harbor_result else None)
+            v.label = s.label + (f" · {cell.trial}" if getattr(cell, "trial", "") else "")
+            gt_path = root / cell.game / "gt" / f"{cell.case_id}.json"
+            if cell.record is not None and gt_path.is_file():
+                answer = None if cell.zero_rows and cell.answer_state in S.NO_ANSWER_STATES else \
+                    C.read_bounded(files.answer, 16 * 1024 * 1024)
+                try:
+                    gt = J.load_gt(gt_path)
+                    pred = _norm_rows(answer, cell.record)
+                except Exception:  # noqa: BLE001 - an unreadable pair is shown without the table
+                    gt, pred = None, []
+                if gt is not None:
+                    v.rows = C.events_table(gt, pred, cell.record)
+                    v.counts = C.mark_counts(v.rows)
+                name = f"img/tl-{_slug(cell.game)}-{_slug(cell.case_id)}-{si}-{_slug(getattr(cell, 'trial', '') or 'c')}.png"
+                if cell.game not in neutral:
+                    neutral[cell.game] = _neutral(root, cell.game)
+                timeline_jobs.append((str(gt_path), answer, cell.record, str(tmp / name), neutral[cell.game],
+                                      f"{cell.game} / {cell.case_id} · {s.label}"))
+                v.timeline = name
+            v.reply, v.reply_cut = C.text_head(files.reply)
+            if v.reply is not None:
+                v.reply = scrub.text(v.reply)
+            for p in files.logs:
+                tail, cut = C.text_tail(p, 16 * 1024)
+                if tail is not None:
+                    v.logs.append({"name": p.name, "text": scrub.text(tail), "cut": cut})
+            hist = (run or {}).get("answer_history")
+            if isinstance(hist, list):
+                v.history = [h for h in hist if isinstance(h, dict)][:500]
+            receipt = C.read_json(files.receipt)
+            if receipt is not None:
+                v.stills, v.stills_note = stills_src.stills_for(receipt, files.frames_dir, cell.game,
+                                                                cell.case_id, thumb_jobs)
+            views.setdefault((cell.game, cell.case_id), []).append(v)
+    return views, timeline_jobs, {str(tmp / "stills" / name): src for name, src in thumb_jobs.items()}
+
+
+def _run_parallel(timeline_jobs: list[tuple], thumb_jobs: dict[str, Path], n_jobs: int,
+                  progress: bool | None) -> None:
+    from tqdm import tqdm
+
+    total = len(timeline_jobs) + len(thumb_jobs)
+    if not total:
+        return
+    bar = tqdm(total=total, desc="explore", unit="img", disable=None if progress is None else not progress)
+    thumbs = list(thumb_jobs.items())
+    batches = [thumbs[i:i + 64] for i in range(0, len(thumbs), 64)]
+    try:
+        if n_jobs == 1:
+            for j in timeline_jobs:
+                _draw_timeline(j)
+                bar.update(1)
+            for b in batches:
+                bar.update(ST.make_thumbs(b))
+            return
+        with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=mp.get_context("forkserver")) as pool:
+            futs = {pool.submit(_draw_timeline, j): 1 for j in timeline_jobs}
+            futs.update({pool.submit(ST.make_thumbs, b): 0 for b in batches})
+            for fut in cf.as_completed(futs):
+                done = fut.result()
+                bar.update(1 if futs[fut] else done)
+    finally:
+        bar.close()
+
+
+def _write_pages(env: jinja2.Environment, tmp: Path, systems, views, comparison, scrub: C.Scrubber) -> int:
+    n = 0
+    conditions = [_conditions(s, views) for s in systems]
+    score_rows = S.csv_rows(systems)
+    known = set(S.CSV_FIELDS)
+    extra_cols = sorted({k for r in score_rows for k in r if k not in known})
+    games = sorted({g for s in systems for g in s.games})
+    common = {"systems": systems, "games": games}
+    page = env.get_template("index.html.j2").render(
+        **common, root="", rows=score_rows, extra_cols=extra_cols, comparison=comparison, conditions=conditions,
+        warnings=[scrub.text(w) for s in systems for w in s.warnings][:200],
+        no_case_games=sorted({g for s in systems for g in s.no_case_games}))
+    (tmp / "index.html").write_text(page, encoding="utf-8")
+    n += 1
+    for g in games:
+        case_ids = []
+        for s in systems:
+            gs = s.games.get(g)
+            for c in (gs.cells if gs else []):
+                if c.case_id not in case_ids:
+                    case_ids.append(c.case_id)
+        table = []
+        for cid in case_ids:
+            entry = {"case_id": cid, "page": case_page(g, cid) if (g, cid) in views else None, "per_system": []}
+            for si, s in enumerate(systems):
+                vs = [v for v in views.get((g, cid), []) if v.system_index == si]
+                gs = s.games.get(g)
+                cs = [c for c in (gs.cells if gs else []) if c.case_id == cid]
+                entry["per_system"].append({"views": vs, "cells": cs})
+            table.append(entry)
+        page = env.get_template("game.html.j2").render(**common, root="../", game=g, table=table,
+                                                       gscores=[s.games.get(g) for s in systems])
+        (tmp / "games" / f"{_slug(g)}.html").write_text(page, encoding="utf-8")
+        n += 1
+    for (g, cid), vs in views.items():
+        dest = tmp / case_page(g, cid)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        page = env.get_template("case.html.j2").render(**common, root="../../", game=g, case_id=cid, views=vs)
+        dest.write_text(page, encoding="utf-8")
+        n += 1
+    return n
+
+
+def _conditions(system: S.SystemScore, views) -> dict[str, dict[str, int]]:
+    """Distinct values of what defines a measurement, over the system's run records, with counts."""
+    keys = ("protocol", "model", "condition", "condition_sha256", "transport", "reasoning_effort",
+            "tolerance_s", "max_turns", "timeout_min", "runner", "isolation")
+    out: dict[str, dict[str, int]] = {}
+    for vs in views.values():
+        for v in vs:
+            if v.system_index is None or v.system != system.label or v.run is None:
+                continue
+            r = v.run
+            flat = dict(r)
+            if isinstance(r.get("sampling"), dict):
+                flat["sampling"] = ", ".join(f"{k}={r['sampling'][k]}" for k in sorted(r["sampling"]))
+            if isinstance(r.get("toolkit"), dict):
+                flat["toolkit"] = " ".join(f"{k}={r['toolkit'].get(k)}" for k in sorted(r["toolkit"]))
+            for k in keys + ("sampling", "toolkit"):
+                val = flat.get(k)
+                if isinstance(val, dict):
+                    val = val.get("mode") or json.dumps(val, sort_keys=True)[:80]
+                if val is None:
+                    continue
+                out.setdefault(k, {})
+                out[k][str(val)] = out[k].get(str(val), 0) + 1
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# CLI
+# --------------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="video-arena explore", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", help="a native results folder or a Harbor job folder")
+    ap.add_argument("--compare", default=None, help="a second results folder or job: pages side by side")
+    ap.add_argument("-o", "--out", required=True, help="folder to write the site to (new, empty, or an earlier site)")
+    ap.add_argument("--tasks-root", default=None, help=f"tasks tree (default ${paths.TASKS_ROOT_ENV} or tasks/)")
+    ap.add_argument("--jobs", type=int, default=None, help="worker processes for the pictures (default: every core)")
+    ap.add_argument("--cache-dir", default=None,
+                    help="Protocol A stills cache (default: run-a's, $VA_A_CACHE or <checkout>/.cache/protocol_a)")
+    ap.add_argument("--extract-stills", action="store_true",
+                    help="re-extract Protocol A stills that are not cached (from the tasks tree's media)")
+    a = ap.parse_args(argv)
+    if a.jobs is not None and a.jobs < 1:
+        print("video-arena explore: --jobs must be >= 1", file=sys.stderr)
+        return 2
+    sources = [a.results] + ([a.compare] if a.compare else [])
+    try:
+        summary = build_site(sources, a.out, tasks_root=a.tasks_root, jobs=a.jobs, cache_dir=a.cache_dir,
+                             extract_stills=a.extract_stills)
+    except (SiteError, S.ScoringInputError, FileNotFoundError) as exc:
+        print(f"video-arena explore: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"video-arena explore: cannot write the site: {exc.strerror or exc} ({exc.filename or a.out})",
+              file=sys.stderr)
+        return 2
+    print(f"explore: {summary['pages']} pages, {summary['cells']} cells in {summary['seconds']} s: "
+          f"open {html.escape(summary['out'])}/index.html")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The stills a Protocol A model received, as thumbnails for the explorer.
+
+A cell's receipt.json lists every still's SHA-256 and its `video_ts`.  The stills themselves are in
+run-a's cache (`<cache>/<media sha>/<grid key>/frames/`) or, for a Harbor ProtocolA trial, in the
+trial's `agent/frames/`.  A still is shown only when its bytes hash to the receipt's digest, so the
+page shows exactly what was sent, or says why it cannot.  Thumbnails are content-addressed
+(`stills/<sha[:20]>.jpg`), so a case's stills are drawn once however many systems share them.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from video_arena import paths
+from video_arena.digests import sha256_file
+
+THUMB_WIDTH = 224
+
+
+class StillSource:
+    def __init__(self, cache_dir: str | os.PathLike | None, tasks_root: Path, extract: bool = False):
+        from video_arena.protocol_a.runner import CACHE_ENV
+
+        self.cache = Path(cache_dir or os.environ.get(CACHE_ENV) or paths.REPO_ROOT / ".cache" / "protocol_a")
+        self.tasks_root = tasks_root
+        self.extract = extract
+
+    def _spec(self, receipt: dict[str, Any]):
+        from video_arena.protocol_a import grid as G
+
+        g = receipt.get("grid") or {}
+        return G.GridSpec(fps=float(g["fps"]), max_frames=int(g["max_frames"]),
+                          longest_side=int(g["longest_side"]), jpeg_q=int(g["jpeg_q"]))
+
+    def _frames_dir(self, receipt: dict[str, Any], frames_dir: Path | None, game: str, case_id: str) -> tuple[Path | None, str]:
+        if frames_dir is not None:
+            return frames_dir, ""
+        sha = (receipt.get("media") or {}).get("sha256")
+        try:
+            spec = self._spec(receipt)
+        except (KeyError, TypeError, ValueError):
+            return None, "the receipt names no usable grid"
+        if not isinstance(sha, str):
+            return None, "the receipt names no media digest"
+        entry = self.cache / sha / spec.key() / "frames"
+        if entry.is_dir():
+            return entry, ""
+        if not self.extract:
+            return None, "stills not in the cache (run with --extract-stills to re-extract them from the media)"
+        from video_arena.protocol_a import grid as G
+
+        media = paths.media_root(self.tasks_root) / game / "media" / f"{case_id}.mp4"
+        if not media.is_file():
+            return None, "stills not cached and the case's media is not in the tasks tree"
+        try:
+            fs = G.FrameCache(self.cache).get(media, spec)
+        except Exception as exc:  # noqa: BLE001 - shown on the page, never fatal
+            return None, f"re-extraction failed: {exc}"
+        if fs.media_sha256 != sha:
+            return None, "the tasks tree's media is not the video this run was given (digest differs)"
+        return fs.frames_dir, ""
+
+    def stills_for(self, receipt: dict[str, Any], frames_dir: Path | None, game: str, case_id: str,
+                   thumb_jobs: dict[str, Path]) -> tuple[list[dict[str, Any]], str]:
+        """[{"thumb", "ts", "i", "ok"}] for the receipt's stills; adds the thumbnails to make."""
+        from video_arena.protocol_a.grid import FRAME_NAME
+
+        frames = receipt.get("frames") or []
+        ts = receipt.get("video_ts") or []
+        d, note = self._frames_dir(receipt, frames_dir, game, case_id)
+        out = []
+        bad = 0
+        for k, f in enumerate(frames):
+            sha = f.get("sha256") if isinstance(f, dict) else None
+            item = {"i": k, "ts": ts[k] if k < len(ts) else None, "thumb": None}
+            if d is not None and isinstance(sha, str):
+                p = d / FRAME_NAME.format(k)
+                if p.is_file() and sha256_file(p) == sha:
+                    name = f"{sha[:20]}.jpg"
+                    thumb_jobs.setdefault(name, p)
+                    item["thumb"] = f"stills/{name}"
+                else:
+                    bad += 1
+            out.append(item)
+        if bad:
+            note = (note + "; " if note else "") + f"{bad} still(s) missing or not the bytes the receipt names: not shown"
+        return out, note
+
+
+def make_thumbs(batch: list[tuple[str, Path]]) -> int:
+    """Write each (destination, source JPEG) thumbnail; returns how many were written."""
+    from PIL import Image
+
+    n = 0
+    for dest, src in batch:
+        with Image.open(src) as im:
+            im.draft("RGB", (THUMB_WIDTH, THUMB_WIDTH))  # JPEG DCT scaling: decode small, fast
+            im = im.convert("RGB")
+            if im.width > THUMB_WIDTH:
+                im = im.resize((THUMB_WIDTH, max(1, round(im.height * THUMB_WIDTH / im.width))))
+            im.save(dest, "JPEG", quality=80)
+        n += 1
+    return n
