@@ -6,7 +6,7 @@ Screenshots are written to .cache/explore-screens/ (and the test's tmp folder) f
 """
 from __future__ import annotations
 
-import importlib.util
+import hashlib
 import json
 import os
 import re
@@ -27,13 +27,6 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "sk-exploreSECRET0123456789"
-
-
-def _harbor_fixtures():
-    spec = importlib.util.spec_from_file_location("_hj_fixtures", REPO / "tests" / "unit" / "test_scoring_harbor_jobs.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def chromium() -> str:
@@ -124,18 +117,19 @@ def sources(tmp_path_factory):
         d = out_b / "chess" / case
         (d / "logs").mkdir(parents=True)
         (d / "answer.json").write_text(json.dumps(answer))
+        answer_sha = hashlib.sha256((d / "answer.json").read_bytes()).hexdigest()
         (d / "logs" / "agent.stdout.log").write_text(
             f"turn 1: ffprobe {tmp}/sandbox-x/match.mp4\nexport OPENAI_API_KEY={SECRET}\nAuthorization: Bearer {SECRET}\n")
         (d / "run.json").write_text(json.dumps({
             "protocol": "B", "model": "agent-model", "game": "chess", "case_id": case, "stop_reason": "completed",
-            "answer_state": state, "n_rows": len(answer["events"]), "sandbox": f"{tmp}/sandbox-x",
+            "answer_state": state, "answer_sha256": answer_sha, "n_rows": len(answer["events"]), "sandbox": f"{tmp}/sandbox-x",
             "env": {"HOME": str(Path.home()), "OPENAI_API_KEY": SECRET},
             "logs": {"stdout": "logs/agent.stdout.log"}, "audit": {"verdict": "clean"},
             "answer_history": [{"t": 1.5, "state": "never_wrote", "n_rows": 0}, {"t": 9.0, "state": state,
                                                                                  "n_rows": len(answer["events"])}]}))
 
     # a Harbor job: two trials, rewards as the dataset's verifier writes them for this tree's truth
-    H = _harbor_fixtures()
+    import scoring_helpers as H
     from video_arena.scoring.judge_loader import load_judge
     J = load_judge()
     job = H.make_job(tmp / "jobs", "2026-11-30__12-00-00", model="openai/m1")

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.protocol_b.runner import redact
+from video_arena.scoring import caveats as CV
 from video_arena.scoring import scorer as S
 
 #: The most of any text file the site shows (a log's tail, a reply's head).
 TEXT_CAP = 64 * 1024
-#: The largest JSON record read whole (run.json, result.json, receipt.json).
-JSON_CAP = 4 * 1024 * 1024
 
 ROW_MATCHED = "matched"
 ROW_LABEL_WRONG = "label wrong"
@@ -87,24 +86,16 @@ def _inside(base: Path, rel: Any) -> Path | None:
 
 
 def read_json(path: Path | None) -> dict[str, Any] | None:
-    if path is None:
-        return None
-    try:
-        if path.stat().st_size > JSON_CAP:
-            return None
-        doc = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
-        return None
-    return doc if isinstance(doc, dict) else None
+    """A JSON object read with the scorer's bound; None when absent or not one."""
+    return None if path is None else CV.read_json_object(path)[0]
 
 
 def read_bounded(path: Path | None, cap: int) -> bytes | None:
-    """At most `cap` + 1 bytes of a file (the caller tells 'more' from the extra byte); None if absent."""
+    """At most `cap` + 1 bytes of a regular file (not through a symlink); None if absent."""
     if path is None:
         return None
     try:
-        with open(path, "rb") as fh:
-            return fh.read(cap + 1)
+        return CV.read_bounded(path, cap)[0]
     except OSError:
         return None
 

@@ -40,6 +40,7 @@ import jinja2
 from video_arena import paths
 from video_arena.explore import cells as C
 from video_arena.explore import stills as ST
+from video_arena.scoring import caveats as CV
 from video_arena.scoring import scorer as S
 
 SITE_MARKER = ".video-arena-explore"
@@ -84,25 +85,23 @@ def _ci(ci) -> str:
     return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def cell_caveats(cell: S.Cell, run: dict[str, Any] | None) -> list[str]:
-    """What makes a cell less than a clean measurement, read from its run record."""
-    out = []
-    r = run or {}
-    if cell.status != S.STATUS_SCORED:
-        out.append(cell.status)
-    if r.get("degraded") or r.get("degradations"):
-        out.append("degraded")
-    if r.get("protocol_complete") is False:
+def cell_caveats(cell: S.Cell) -> list[str]:
+    """What makes a cell less than a clean measurement: the scorer's own caveat fields (caveats.py)."""
+    out = [] if cell.status == S.STATUS_SCORED else [cell.status]
+    if cell.degraded:
+        out.append("degraded" + (f" ({cell.degradations})" if cell.degradations else ""))
+    if cell.truncated:
         out.append("truncated")
-    if isinstance(r.get("n_json_blocks"), int) and r["n_json_blocks"] > 1:
-        out.append(f"{r['n_json_blocks']} JSON blocks")
-    audit = r.get("audit")
-    if isinstance(audit, dict) and audit.get("verdict") not in (None, "clean"):
-        out.append(f"audit: {audit.get('verdict')}")
+    if cell.multi_block:
+        out.append(f"{cell.n_json_blocks} JSON blocks")
+    if cell.audit_flagged:
+        out.append(f"audit: {cell.audit_verdict}")
     if cell.zero_rows and cell.status == S.STATUS_SCORED:
         out.append("0 rows")
     if cell.record and cell.record.get("format_error"):
         out.append("format error")
+    if cell.answer_check not in (None, "ok", "n/a"):
+        out.append(f"answer check: {cell.answer_check}")
     if getattr(cell, "reward_mismatch", ""):
         out.append("reward mismatch")
     return out
@@ -166,6 +165,7 @@ def _check_out(out: Path) -> None:
 
 def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | Path | None = None,
                jobs: int | None = None, cache_dir: str | Path | None = None, extract_stills: bool = False,
+               allow_mixed: bool = False, exclude_flagged: bool = False,
                progress: bool | None = None) -> dict[str, Any]:
     """Score each source and write the site to `out` (atomically: a temporary sibling renamed into
     place).  Returns a summary: pages written, cells, seconds."""
@@ -175,9 +175,15 @@ def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | 
     t0 = time.monotonic()
     out = Path(out).expanduser().resolve()
     _check_out(out)
-    systems = [HJ.score_any(src, tasks_root, progress=False) for src in sources]
+    systems = [HJ.score_any(src, tasks_root, progress=False, exclude_flagged=exclude_flagged) for src in sources]
+    if len(systems) == 2 and systems[0].label == systems[1].label:
+        systems[0].label, systems[1].label = "A:" + systems[0].label, "B:" + systems[1].label
+    for s in systems:  # the same refusal as `video-arena score`
+        if s.mixed and not allow_mixed:
+            raise S.MixedError(f"REFUSED: {s.label} holds cells of more than one measurement "
+                               f"(--allow-mixed shows it as a DIAGNOSTIC)", s.mixed)
     root = systems[0].tasks_root
-    comparison = S.compare(systems[0], systems[1]) if len(systems) == 2 else None
+    comparison = S.compare(systems[0], systems[1], allow_mixed=allow_mixed) if len(systems) == 2 else None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
@@ -228,14 +234,14 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
             files = C.cell_files(s, cell)
             run = C.read_json(files.run)
             v = CellView(system=s.label, system_index=si, cell=cell, files=files, status=cell.status,
-                         scores={m: cell.metric(m) for m in S.METRICS}, caveats=cell_caveats(cell, run),
+                         scores={m: cell.metric(m) for m in S.METRICS}, caveats=cell_caveats(cell),
                          run=scrub.record(run) if run else None,
                          harbor_result=scrub.record(C.read_json(files.harbor_result)) if files.harbor_result else None)
             v.label = s.label + (f" · {cell.trial}" if getattr(cell, "trial", "") else "")
             gt_path = root / cell.game / "gt" / f"{cell.case_id}.json"
             if cell.record is not None and gt_path.is_file():
                 answer = None if cell.zero_rows and cell.answer_state in S.NO_ANSWER_STATES else \
-                    C.read_bounded(files.answer, 16 * 1024 * 1024)
+                    C.read_bounded(files.answer, CV.MAX_ANSWER_BYTES)
                 try:
                     gt = J.load_gt(gt_path)
                     pred = _norm_rows(answer, cell.record)
@@ -300,12 +306,10 @@ def _write_pages(env: jinja2.Environment, tmp: Path, systems, views, comparison,
     n = 0
     conditions = [_conditions(s, views) for s in systems]
     score_rows = S.csv_rows(systems)
-    known = set(S.CSV_FIELDS)
-    extra_cols = sorted({k for r in score_rows for k in r if k not in known})
     games = sorted({g for s in systems for g in s.games})
     common = {"systems": systems, "games": games}
     page = env.get_template("index.html.j2").render(
-        **common, root="", rows=score_rows, extra_cols=extra_cols, comparison=comparison, conditions=conditions,
+        **common, root="", rows=score_rows, comparison=comparison, conditions=conditions,
         warnings=[scrub.text(w) for s in systems for w in s.warnings][:200],
         no_case_games=sorted({g for s in systems for g in s.no_case_games}))
     (tmp / "index.html").write_text(page, encoding="utf-8")
@@ -380,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="Protocol A stills cache (default: run-a's, $VA_A_CACHE or <checkout>/.cache/protocol_a)")
     ap.add_argument("--extract-stills", action="store_true",
                     help="re-extract Protocol A stills that are not cached (from the tasks tree's media)")
+    ap.add_argument("--allow-mixed", action="store_true",
+                    help="show a run whose cells are not one measurement, marked DIAGNOSTIC (as `score --allow-mixed`)")
+    ap.add_argument("--exclude-flagged", action="store_true", help="drop audit-flagged cells (as `score --exclude-flagged`)")
     a = ap.parse_args(argv)
     if a.jobs is not None and a.jobs < 1:
         print("video-arena explore: --jobs must be >= 1", file=sys.stderr)
@@ -387,7 +394,13 @@ def main(argv: list[str] | None = None) -> int:
     sources = [a.results] + ([a.compare] if a.compare else [])
     try:
         summary = build_site(sources, a.out, tasks_root=a.tasks_root, jobs=a.jobs, cache_dir=a.cache_dir,
-                             extract_stills=a.extract_stills)
+                             extract_stills=a.extract_stills, allow_mixed=a.allow_mixed,
+                             exclude_flagged=a.exclude_flagged)
+    except S.MixedError as exc:
+        print(f"video-arena explore: {exc.what}; they differ in:", file=sys.stderr)
+        for d in exc.differences:
+            print(f"  {d}", file=sys.stderr)
+        return 2
     except (SiteError, S.ScoringInputError, FileNotFoundError) as exc:
         print(f"video-arena explore: {exc}", file=sys.stderr)
         return 2
