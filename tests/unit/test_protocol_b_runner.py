@@ -300,3 +300,30 @@ def test_two_workers_two_cells(tmp_path: Path) -> None:
 def test_unknown_game_is_a_usage_error(tmp_path: Path) -> None:
     rc, _ = run_b(tmp_path, agent("writer.py"), "--games", "nosuchgame")
     assert rc == 2
+
+
+def test_answer_history_follows_the_file_while_the_agent_works(tmp_path: Path) -> None:
+    """The runner samples answer.json while the agent runs: the seed first, then each rewrite."""
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "3", "--interval", "2.5"))
+    assert rc == 0
+    hist = record(out)["answer_history"]
+    assert hist[0]["state"] == "never_wrote" and hist[0]["n_rows"] == 0
+    assert hist[-1]["state"] == "wrote" and hist[-1]["n_rows"] == 3
+    assert len(hist) >= 3, hist  # at least one intermediate answer seen between seed and the last
+    assert [h["n_rows"] for h in hist] == sorted(h["n_rows"] for h in hist)
+    assert [h["t"] for h in hist] == sorted(h["t"] for h in hist)
+
+
+def test_answer_watch_never_follows_a_symlink(tmp_path: Path) -> None:
+    from video_arena.protocol_b.states import AnswerWatch
+
+    secret = tmp_path / "gt.json"
+    secret.write_text('{"events": [{"t": 1}]}')
+    answer = tmp_path / "answer.json"
+    answer.write_bytes(b'{"events": []}')
+    w = AnswerWatch(answer, b'{"events": []}', interval=0.05)
+    w.sample()
+    answer.unlink()
+    answer.symlink_to(secret)
+    w.sample()
+    assert [h["state"] for h in w.history] == ["never_wrote", "deleted"] and w.history[-1]["n_rows"] == 0

@@ -26,6 +26,8 @@ from typing import Any, Callable
 
 import openai
 
+from video_arena.digests import sha256_file
+
 from video_arena.core import answer_candidates, extract_answer, protocol_a_prompt, text_digest
 from video_arena.core.instruction import instruction_for
 from video_arena.core.tasks import ANSWER_ROOT_KEY
@@ -156,5 +158,8 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
     }
     _write_json(out / "receipt.json", receipt)
     _write_json(out / "answer.json", answer_doc)
+    # The scorer checks the answer it judges against this digest (a Harbor trial's collected artifact
+    # is the same file, uploaded).  A no_answer cell is scored 0.0 by its state, whatever the bytes.
+    record["answer_sha256"] = sha256_file(out / "answer.json") if record.get("answer_state") == "answered" else None
     _write_json(out / "run.json", record)
     return record

@@ -51,7 +51,7 @@ from video_arena.protocol_b.prompt import turn1_prompt
 from video_arena.protocol_b.sandbox import (CELL_MARKER_ENV, SandboxError, agent_environment,
                                             ancestor_warnings, check_sandbox_root, create_sandbox,
                                             forbidden_roots)
-from video_arena.protocol_b.states import collect_answer, count_rows, sha256
+from video_arena.protocol_b.states import AnswerWatch, collect_answer, count_rows, sha256
 from video_arena.toolkit_info import toolkit_provenance
 
 RUNNER_VERSION = "video-arena-run-b/2"
@@ -313,11 +313,19 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
     start_r, start_w = os.pipe()
     wrapper += [str(start_w), command, word]
     pumps: list[_LogPump] = []
-    if cfg.isolation.mode == MODE_BWRAP:
-        res = _run_isolated(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs)
-    else:
-        res = _run_shepherd(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs, marker)
+    watch = AnswerWatch(sb.answer_path, sb.seed_bytes)
+    watch.start()
+    try:
+        if cfg.isolation.mode == MODE_BWRAP:
+            res = _run_isolated(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs)
+        else:
+            res = _run_shepherd(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs, marker)
+    finally:
+        watch.stop()
     outcome, exit_code, kill, t_spawn, spawn_error = res
+    rec["answer_history"] = watch.history
+    if watch.history_truncated:
+        rec["answer_history_truncated"] = True
     t_gone = time.monotonic()
     started, nostart = _read_start(start_r)
     for pump in pumps:  # every writer is dead: EOF; a --no-isolation survivor is not waited for

@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,3 +94,52 @@ def count_rows(data: bytes, root_key: str = ANSWER_ROOT_KEY) -> int:
     if isinstance(doc, dict) and isinstance(doc.get(root_key), list):
         return len(doc[root_key])
     return 0
+
+
+class AnswerWatch(threading.Thread):
+    """The answer's state while the agent works: every `interval` seconds the sandbox's answer.json is
+    looked at (lstat, no symlink followed) and, when it changed, collected as at the end (bounded read,
+    state by digest, row count).  `history` holds one entry per change: {"t" (seconds since start),
+    "state", "n_rows", "bytes"}, at most `max_entries` (then `history_truncated`).  It reads only the
+    sandbox's file, which the agent writes anyway; it never touches the agent's processes."""
+
+    def __init__(self, answer_path: Path, seed_bytes: bytes, interval: float = 2.0, max_entries: int = 500):
+        super().__init__(name="answer-watch", daemon=True)
+        self.path, self.seed, self.interval, self.max_entries = Path(answer_path), seed_bytes, interval, max_entries
+        self.history: list[dict] = []
+        self.history_truncated = False
+        self._t0 = time.monotonic()
+        self._last: tuple | None = None
+        self._halt = threading.Event()
+
+    def sample(self) -> None:
+        try:
+            st = os.lstat(self.path)
+            key: tuple | None = (st.st_ino, st.st_size, st.st_mtime_ns, stat.S_IFMT(st.st_mode))
+        except OSError:
+            st, key = None, None
+        if key == self._last and self.history:
+            return
+        self._last = key
+        c = collect_answer(self.path, self.seed)
+        entry = {"t": round(time.monotonic() - self._t0, 1), "state": c.state,
+                 "n_rows": count_rows(c.export) if c.state == WROTE else 0,
+                 "bytes": st.st_size if st is not None else None}
+        if self.history and {k: v for k, v in self.history[-1].items() if k != "t"} == \
+                {k: v for k, v in entry.items() if k != "t"}:
+            return
+        if len(self.history) >= self.max_entries:
+            self.history_truncated = True
+            return
+        self.history.append(entry)
+
+    def run(self) -> None:
+        self.sample()
+        while not self._halt.wait(self.interval):
+            self.sample()
+
+    def stop(self) -> list[dict]:
+        self._halt.set()
+        self.join(timeout=30)
+        self.sample()  # the state the agent left, as the collection will find it
+        return self.history
