@@ -169,13 +169,27 @@ def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[st
 
 # -- agents through the real runners ---------------------------------------------------------------
 
+#: Where the agents' scripts are copied for `run-b`: an isolated agent sees no file of the checkout
+#: (run-b refuses to allow a path inside it), so the two standalone scripts are allowed from here.
+AGENTS_HOME = Path.home() / ".cache" / "video-arena" / "baseline-agents"
+
+
+def install_agents(dest: Path = AGENTS_HOME) -> Path:
+    """Copy the standalone agent scripts to `dest` (outside the checkout) and return it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for src in (PERCEPTION, CHANCE):
+        (dest / src.name).write_bytes(src.read_bytes())
+    return dest
+
+
 def run_b(out: Path, agent_cmd: str, model: str, games: list[str], limit: int | None, tasks_root: Path,
           media_root: Path, workers: int) -> None:
     from video_arena.protocol_b import runner
 
     argv = ["--agent-cmd", agent_cmd, "--out", str(out), "--model", model, "--games", ",".join(games),
             "--tasks-root", str(tasks_root), "--media-root", str(media_root), "--max-turns", "0",
-            "--timeout-min", "20", "--workers", str(workers), "--hardlink-media"]
+            "--timeout-min", "20", "--workers", str(workers), "--hardlink-media",
+            "--allow-path", f"{install_agents()}:ro"]
     if limit:
         argv += ["--limit", str(limit)]
     rc = runner.main(argv)
@@ -245,11 +259,11 @@ def run_a(out: Path, mode: str, seed: int, rate_table: dict[str, float], games: 
 
 
 def perception_cmd() -> str:
-    return f"python3 {shlex.quote(str(PERCEPTION))} --sandbox {{sandbox}}"
+    return f"python3 {shlex.quote(str(AGENTS_HOME / PERCEPTION.name))} --sandbox {{sandbox}}"
 
 
 def chance_cmd(mode: str, seed: int, rate_table: dict[str, float]) -> str:
-    return (f"python3 {shlex.quote(str(CHANCE))} --sandbox {{sandbox}} --mode {mode} --seed {seed} "
+    return (f"python3 {shlex.quote(str(AGENTS_HOME / CHANCE.name))} --sandbox {{sandbox}} --mode {mode} --seed {seed} "
             f"--rates {rates_arg(rate_table)}")
 
 
@@ -324,9 +338,15 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
               "balance (material, prisoners, last threat, cards left). Run it on any tasks tree with:",
               "",
               "```",
-              "video-arena run-b --agent-cmd 'python3 video_arena/baselines/perception_agent.py --sandbox {sandbox}' \\",
+              "mkdir -p ~/va-agents && cp video_arena/baselines/perception_agent.py ~/va-agents/",
+              "video-arena run-b --allow-path ~/va-agents:ro \\",
+              "    --agent-cmd \"python3 $HOME/va-agents/perception_agent.py --sandbox {sandbox}\" \\",
               "    --out results/b-perception --model perception --games chess,go,gomoku,doudizhu",
               "```",
+              "",
+              "(an isolated agent sees no file of the checkout, so the script is run from a copy the agent is "
+              "allowed to read; the host's `python3` needs numpy and Pillow: Debian's python3-numpy and "
+              "python3-pil, which scripts/setup.sh installs)",
               "",
               "and on Harbor, inside the sandbox image, on a Protocol B dataset (`video-arena make-harbor --protocol B "
               "--net docker`): `PYTHONPATH=. harbor run -p DATASET -a agents.perception_agent:PerceptionAgent`.",
