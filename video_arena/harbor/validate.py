@@ -444,7 +444,7 @@ class Validator:
 
         with ThreadPoolExecutor(max(1, jobs)) as pool:
             reports = list(tqdm(pool.map(self.check, tasks), total=len(tasks), desc="validate", unit="task",
-                                disable=not progress, file=sys.stderr, dynamic_ncols=True))
+                                disable=None if progress else True, file=sys.stderr, dynamic_ncols=True))
         return reports, dataset_problems
 
 
