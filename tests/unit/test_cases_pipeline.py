@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import shutil
+from pathlib import Path
 
 import pytest
 from PIL import Image, ImageDraw
@@ -284,3 +286,36 @@ def test_class_shares_count_every_event_of_the_built_cases(toy):
     assert sh["n_events"] == n > 0
     assert abs(sum(sh["delta"].values()) - 1) < 0.01 and abs(sum(sh["state"].values()) - 1) < 0.01
     assert set(sh["delta"]) <= {"up", "down", "flat"} and set(sh["state"]) <= {"red", "blue", "even"}
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_parallel_build_gives_the_same_bytes_as_one_process(toy, tmp_path):
+    plugin, root = toy
+    B.build_game("toy", root, root, n_cases=3, seed=7, jobs=1)
+    one = _tree_bytes(root / "toy")
+    par = tmp_path / "par"
+    shutil.copytree(root / "toy", par / "toy", ignore=shutil.ignore_patterns("gt", "media", "*.json"))
+    res = B.build_game("toy", par, par, n_cases=3, seed=7, jobs=3)
+    assert len(res) == 3
+    assert _tree_bytes(par / "toy") == one
+    # media-only in parallel, longest first: same bytes, every case checked against the manifest
+    res = B.build_game("toy", par, par, media_only=True, jobs=2)
+    assert len(res) == 3 and all(r["media_matches_manifest"] for r in res)
+    assert _tree_bytes(par / "toy") == one
+
+
+def test_cli_progress_total_covers_every_planned_case_and_is_quiet_off_a_terminal(toy, capsys):
+    plugin, root = toy
+    assert B.planned_cases(root, ["toy"], 4, False, None) == 4
+    assert B.main(["--games", "toy", "--tasks-root", str(root), "--cases", "2"]) == 0
+    assert B.planned_cases(root, ["toy"], 4, True, None) == 2  # media-only: the cases in cases.json
+    cid = json.loads((root / "toy" / "cases.json").read_text())["cases"][0]["case_id"]
+    assert B.planned_cases(root, ["toy"], 4, True, {cid}) == 1
+    assert B.default_jobs() >= 1
+    with pytest.raises(SystemExit):
+        B.main(["--games", "toy", "--tasks-root", str(root), "--jobs", "0"])
+    err = capsys.readouterr().err
+    assert "case/s" not in err and "it/s" not in err  # no bar when stderr is not a terminal

@@ -3,6 +3,9 @@
     video-arena build-cases [--games g,..] [--tasks-root DIR] [--media-root DIR] [--media-only]
                             [--force-values] [--cases N] [--case-ids ID,..] [--seed N] [--jobs N]
 
+Cases are built in parallel, one process per core by default (`--jobs N`); the bytes do not depend
+on the number of processes.
+
 For each game: the plugin selects N records (seeded), each gets an 8-character case id derived from
 the seed and the record's source id (stable across rebuilds), its events are paced on the video's
 1/fps grid (seeded per case), V_t is taken from the committed ground truth when it already holds
@@ -289,13 +292,17 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
             return media_only_case, (game, cid, tasks_root, media_root)
         return build_case, (game, rec, cid, tasks_root, media_root, force_values, progress)
 
+    jobs = max(1, min(jobs, len(work)))
+    if media_only:  # longest video first, so the pool does not end waiting on one long case
+        work.sort(key=lambda w: -_n_frames(gdir / "gt" / f"{w[0]}.json"))
     if jobs <= 1:
         for cid, rec in work:
             progress = _inner_progress(bar, game, cid)
             fn, args = call(cid, rec, progress)
             done(fn(*args))
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(),
+                                 initializer=_register_plugins, initargs=({game: plugin},)) as pool:
             futures = [pool.submit(*((fn,) + args)) for fn, args in (call(cid, rec) for cid, rec in work)]
             for fut in as_completed(futures):
                 done(fut.result())
@@ -390,6 +397,47 @@ def _read_json(path: Path, default):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _n_frames(gt_path: Path) -> int:
+    try:
+        return int(_read_json(gt_path, {})["video"]["n_frames"])
+    except (KeyError, TypeError, ValueError):
+        return 0
+
+
+def _pool_context():
+    """forkserver/spawn, never fork: a forked child inherits PyAV/FFmpeg state mid-use and can hang."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def _register_plugins(plugins: dict[str, GamePlugin]) -> None:
+    """Worker initializer: the parent's plugin objects (pickled), so a worker builds with exactly the
+    plugin the caller registered (a test's synthetic game too)."""
+    _PLUGINS.update(plugins)
+
+
+def default_jobs() -> int:
+    """Every core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def planned_cases(tasks_root: Path, games: list[str], n_cases: int, media_only: bool, only: set[str] | None) -> int:
+    """How many cases a build-cases run will build (the progress bar's total)."""
+    total = 0
+    for game in games:
+        if media_only:
+            ids = [c.get("case_id") for c in _read_json(tasks_root / game / "cases.json", {"cases": []}).get("cases", [])]
+            total += sum(1 for cid in ids if not only or cid in only)
+        else:
+            total += n_cases
+    return min(total, len(only)) if only else total
+
+
 def _inner_progress(bar, game: str, cid: str):
     if bar is None:
         return None
@@ -420,12 +468,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, default=DEFAULT_CASES, help=f"cases per game (default {DEFAULT_CASES})")
     ap.add_argument("--case-ids", default=None, help="comma-separated case ids: rebuild only these")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"selection seed (default {DEFAULT_SEED})")
-    ap.add_argument("--jobs", type=int, default=1, help="cases built in parallel (processes)")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="cases built in parallel (processes; default: every core, here %d)" % default_jobs())
     a = ap.parse_args(argv)
     if a.media_only and a.force_values:
         ap.error("--media-only never runs the engine; drop --force-values")
     if a.cases < 1:
         ap.error("--cases must be >= 1")
+    if a.jobs is not None and a.jobs < 1:
+        ap.error("--jobs must be >= 1")
+    jobs = a.jobs or default_jobs()
     available = plugin_games()
     games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else available
     unknown = [g for g in games if g not in available]
@@ -442,15 +494,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from tqdm import tqdm
 
-    n_total = len(only) if only else None
-    if n_total is None and not a.media_only:
-        n_total = a.cases * len(games)
+    n_total = planned_cases(tasks_root, games, a.cases, a.media_only, only)
     failed = 0
-    with tqdm(total=n_total, desc="build-cases", unit="case", dynamic_ncols=True) as bar:
+    # disable=None: a bar with total and ETA on a terminal, silent in logs and CI (the per-game lines stay)
+    with tqdm(total=n_total, desc="build-cases", unit="case", dynamic_ncols=True, disable=None) as bar:
         for game in games:
             t0 = time.monotonic()
             try:
-                res = build_game(game, tasks_root, media_root, n_cases=a.cases, seed=a.seed, jobs=a.jobs,
+                res = build_game(game, tasks_root, media_root, n_cases=a.cases, seed=a.seed, jobs=jobs,
                                  force_values=a.force_values, media_only=a.media_only, only=only, bar=bar,
                                  log=bar.write)
             except BuildError as exc:

@@ -362,7 +362,7 @@ def generate(o: Options) -> Result:
     try:
         from tqdm import tqdm
 
-        bar = tqdm(pairs, desc=f"make-harbor {o.protocol}", unit="task", disable=not o.progress,
+        bar = tqdm(pairs, desc=f"make-harbor {o.protocol}", unit="task", disable=None if o.progress else True,  # None: quiet off a terminal
                    file=sys.stderr, dynamic_ncols=True)
         for game, case_id in bar:
             bar.set_postfix_str(f"{game}-{case_id}", refresh=False)

@@ -677,7 +677,7 @@ class Validator:
             if processes is None:
                 processes = jobs > 1 and len(tasks) >= 2 * jobs
             processes = processes and "fork" in multiprocessing.get_all_start_methods()
-            bar = dict(total=len(tasks), desc="validate", unit="task", disable=not progress, file=sys.stderr,
+            bar = dict(total=len(tasks), desc="validate", unit="task", disable=None if progress else True, file=sys.stderr,
                        dynamic_ncols=True)
             if processes:
                 reports = self._check_in_processes(tasks, jobs, bar)
