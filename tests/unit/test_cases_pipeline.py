@@ -243,6 +243,13 @@ def test_media_only_renders_from_gt_without_the_engine_and_checks_the_manifest(t
     logs = []
     res = B.build_game("toy", root, root, media_only=True, log=logs.append)
     assert sum(not r["media_matches_manifest"] for r in res) == 1 and len(logs) == 1
+    # --record-media writes the rendered digest back (and only it); the next check passes
+    logs = []
+    res = B.build_game("toy", root, root, media_only=True, log=logs.append, record_media=True)
+    assert all(r["media_matches_manifest"] for r in res) and len(logs) == 1 and "recorded" in logs[0]
+    after = json.loads((gdir / "manifest.json").read_text())
+    assert after["cases"][0]["media_sha256"] == hashlib.sha256(ref[f"{after['cases'][0]['case_id']}.mp4"]).hexdigest()
+    assert after["cases"][1:] == man["cases"][1:]
 
 
 def test_subset_rebuild_keeps_the_other_cases_and_stale_cases_are_removed(toy):

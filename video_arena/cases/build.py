@@ -263,7 +263,7 @@ def select(game: str, n: int, seed: int) -> list[tuple[str, dict[str, Any]]]:
 
 def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEFAULT_CASES, seed: int = DEFAULT_SEED,
                jobs: int = 1, force_values: bool = False, media_only: bool = False, only: set[str] | None = None,
-               bar=None, log=print) -> list[dict[str, Any]]:
+               bar=None, log=print, record_media: bool = False) -> list[dict[str, Any]]:
     plugin = _plugin(game)
     gdir = tasks_root / game
     if not (gdir / "game.toml").is_file():
@@ -308,7 +308,7 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
                 done(fut.result())
 
     if media_only:
-        return _check_media_against_manifest(game, gdir, results, log)
+        return _check_media_against_manifest(game, gdir, results, log, record_media)
 
     # cases.json and the manifest describe the whole selection; cases outside a --case-ids subset keep
     # their previous manifest entries.
@@ -359,17 +359,31 @@ def _manifest(plugin: GamePlugin, seed: int, entries: list[dict[str, Any]]) -> d
     }
 
 
-def _check_media_against_manifest(game: str, gdir: Path, results: dict[str, dict[str, Any]], log) -> list[dict[str, Any]]:
+def _check_media_against_manifest(game: str, gdir: Path, results: dict[str, dict[str, Any]], log,
+                                  record: bool = False) -> list[dict[str, Any]]:
+    """Compare each re-rendered video with the manifest; with `record` (`--record-media`), write the new
+    digests, sizes and encoder versions into the manifest instead (after a deliberate renderer or encoder
+    change; the ground truth is untouched, and the log names every case whose digest changed)."""
     manifest = _read_json(gdir / "manifest.json", {"cases": []})
-    want = {c["case_id"]: c.get("media_sha256") for c in manifest.get("cases", [])}
-    out = []
+    entries = {c["case_id"]: c for c in manifest.get("cases", [])}
+    out, changed = [], []
     for cid, s in results.items():
+        want = entries.get(cid, {}).get("media_sha256")
         got = s["manifest"].get("media_sha256")
-        s["media_matches_manifest"] = want.get(cid) == got
-        if want.get(cid) != got:
-            log(f"{game}/{cid}: media SHA-256 {got[:12]} differs from the manifest's {str(want.get(cid))[:12]} "
-                f"(different PyAV/x264/Pillow/font versions? see docs/CASES.md)")
+        if want != got and record and cid in entries:
+            log(f"{game}/{cid}: media SHA-256 {str(want)[:12]} -> {got[:12]} recorded in the manifest")
+            entries[cid]["media_sha256"] = got
+            entries[cid]["media_bytes"] = s["manifest"].get("media_bytes")
+            changed.append(cid)
+            want = got
+        s["media_matches_manifest"] = want == got
+        if want != got:
+            log(f"{game}/{cid}: media SHA-256 {got[:12]} differs from the manifest's {str(want)[:12]} "
+                f"(different PyAV/x264/Pillow/font versions? see docs/CASES.md; --record-media records it)")
         out.append(s)
+    if record:
+        manifest["encoder"] = encoder_info()
+        write_if_changed(gdir / "manifest.json", dump_json(manifest))
     return out
 
 
@@ -464,6 +478,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--media-root", default=None, help="where <game>/media/ goes (default: $VA_MEDIA_ROOT or the tasks root)")
     ap.add_argument("--media-only", action="store_true",
                     help="re-render media from the committed ground truth (no engine) and check it against the manifest")
+    ap.add_argument("--record-media", action="store_true",
+                    help="with --media-only: record the re-rendered media's digests in the manifest instead of "
+                         "failing on a difference (after a deliberate renderer or encoder change)")
     ap.add_argument("--force-values", action="store_true", help="recompute V_t even when the ground truth holds it")
     ap.add_argument("--cases", type=int, default=DEFAULT_CASES, help=f"cases per game (default {DEFAULT_CASES})")
     ap.add_argument("--case-ids", default=None, help="comma-separated case ids: rebuild only these")
@@ -473,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.media_only and a.force_values:
         ap.error("--media-only never runs the engine; drop --force-values")
+    if a.record_media and not a.media_only:
+        ap.error("--record-media goes with --media-only (a full build writes the manifest anyway)")
     if a.cases < 1:
         ap.error("--cases must be >= 1")
     if a.jobs is not None and a.jobs < 1:
@@ -503,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 res = build_game(game, tasks_root, media_root, n_cases=a.cases, seed=a.seed, jobs=jobs,
                                  force_values=a.force_values, media_only=a.media_only, only=only, bar=bar,
-                                 log=bar.write)
+                                 log=bar.write, record_media=a.record_media)
             except BuildError as exc:
                 bar.write(f"{game}: FAILED: {exc}")
                 failed += 1
