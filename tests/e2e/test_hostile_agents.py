@@ -83,7 +83,7 @@ def marker_procs(token: str) -> list[int]:
 
 
 def run_b(arena, name: str, mode: str, *agent_args: str, extra: tuple[str, ...] = (), limit: int = 1):
-    """Run one hostile mode through the real CLI; returns (record, out, stderr, maxrss_kib, token)."""
+    """Run one hostile mode through the real CLI; returns (record, out, stderr, peak RSS KiB, token)."""
     token = "VA-HOSTILE-" + secrets.token_hex(6)
     out = arena["base"] / f"out-{name}"
     py = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
@@ -100,12 +100,24 @@ def run_b(arena, name: str, mode: str, *agent_args: str, extra: tuple[str, ...] 
     errf = arena["base"] / f"stderr-{name}.txt"
     with open(errf, "wb") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env, cwd=arena["tasks"])
-        _, status, usage = os.wait4(proc.pid, 0)
+        # The runner's own peak RSS: VmHWM, sampled until it exits (a forked child's ru_maxrss starts
+        # from the forking pytest process's RSS, which would measure pytest, not the runner).
+        peak_kib = 0
+        while True:
+            pid, status = os.waitpid(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            try:
+                with open(f"/proc/{proc.pid}/status") as st:
+                    peak_kib = max([peak_kib] + [int(ln.split()[1]) for ln in st if ln.startswith("VmHWM:")])
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.02)
     proc.returncode = os.waitstatus_to_exitcode(status)
     stderr = errf.read_text(encoding="utf-8", errors="replace")
     assert proc.returncode == 0, stderr
     rec = json.loads((out / "toy" / CASE / "run.json").read_text(encoding="utf-8"))
-    return rec, out, stderr, usage.ru_maxrss, token
+    return rec, out, stderr, peak_kib, token
 
 
 def hostile_report(out: Path, case: str = CASE) -> dict:

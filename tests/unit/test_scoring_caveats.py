@@ -400,14 +400,20 @@ def test_sparse_2gb_answer_is_read_bounded(tree):
         fh.truncate(2 * 1024 ** 3)
     write_cell(res, a_run("chess", c[1]))
     probe = textwrap.dedent(f"""
-        import json, resource, sys
+        import json, sys
         sys.path.insert(0, {str(REPO_ROOT)!r})
+
+        def hwm_kb():  # this process's own peak RSS (ru_maxrss would include the forking parent's)
+            for line in open("/proc/self/status"):
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+
         from video_arena.scoring import scorer as S
         s = S.score_results({str(res)!r}, {str(tasks)!r}, n_boot=0, progress=False)
         cell = [c for c in s.cells() if c.case_id == {c[0]!r}][0]
         print(json.dumps({{"status": cell.status, "reward": cell.metric("reward"), "check": cell.answer_check,
                           "fmt": cell.record["format_error"],
-                          "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
+                          "maxrss_kb": hwm_kb()}}))
     """)
     p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
