@@ -1,7 +1,7 @@
 """Engine-side chores of the Google Research Football cases (needs scripts/install-gfootball.sh):
 
     python -m video_arena.games.gfootball.calibrate simulate [--cases 20] [--seed 20250] [--jobs 2]
-        play the selected matches (and their V_t rollouts) into .cache/gfootball/runs/, in parallel
+        play the selected matches into .cache/gfootball/runs/, in parallel
     python -m video_arena.games.gfootball.calibrate fit [--cases 20] [--seed 20250]
         fit the goal-rate model on those matches' final scores -> data/goal_model.json
     python -m video_arena.games.gfootball.calibrate measure --events N [--rollouts 32] [--max-left 600]
@@ -87,23 +87,24 @@ def cmd_fit(a) -> int:
 
 
 def cmd_measure(a) -> int:
-    """Full-definition V_t (rollouts to the end) against the built estimate at late events."""
-    model = P.load_goal_model()
+    """Full-definition V_t (rollouts to the end) against the built estimate at events with at most
+    --max-left steps to go (the full rollouts' cost grows with the steps left)."""
+    P.load_goal_model()
     picks = []
     for spec in P.match_specs(a.cases, a.seed):
-        run = P.simulate(spec)
-        for (step, etype, actor, where), r in zip(run["events"], run["rollouts"][1:]):
+        rec = P.load_or_simulate(spec)
+        values = P.PLUGIN.evaluate(rec)
+        for step, v_est, e in zip(P.PLUGIN.event_steps(rec), values[1:], P.PLUGIN.replay(rec)):
             if spec["steps"] - step <= a.max_left:
-                picks.append((spec, step, etype, r))
+                picks.append((spec, step, e.type, v_est))
     picks = picks[:: max(1, len(picks) // a.events)][: a.events]
     errs = []
-    for spec, step, etype, r in picks:
+    for spec, step, etype, v_est in picks:
         t = time.monotonic()
         full = P.simulate(spec, {"rollouts": a.rollouts, "horizon": 0, "rollout_seed": 7}, at_steps=[step],
                           out=P.run_dir() / f"full-{P.spec_id(spec)}-{step}.json")
         outs = full["rollouts"][0]["outcomes"]
         v_full = sum(1.0 if gl > gr else 0.5 if gl == gr else 0.0 for gl, gr, _ in outs) / len(outs)
-        v_est = P.value_from_rollouts(r["outcomes"], P.goal_rates(model, spec["left_difficulty"], spec["right_difficulty"]))
         se = math.sqrt(max(v_full * (1 - v_full), 0.25 / len(outs)) / len(outs))
         errs.append(abs(v_full - v_est))
         print(f"{P.spec_id(spec)} step {step} {etype}: full {v_full:.3f} (+-{se:.3f}) est {v_est:.3f} "

@@ -131,7 +131,7 @@ def main(argv=None) -> int:
 
     t0 = time.monotonic()
     env, core = make_core(a.seed, a.left_difficulty, a.right_difficulty, a.steps)
-    rows, snaps = play(core, a.steps)
+    rows, snaps = play(core, a.steps, snapshot_every_step=a.rollouts > 0)
     t_match = time.monotonic() - t0
     ball, left, right, mode, score, owner, active = (list(c) for c in zip(*rows))
     state = MS.encode_state(ball, left, right, mode, score, owner, active)
