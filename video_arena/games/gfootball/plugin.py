@@ -450,7 +450,7 @@ class GFootballPlugin(GamePlugin):
     def think_times(self, record: dict[str, Any], rng: random.Random) -> list[float]:
         """Seconds between events (match time; `pace` places them on the engine's step grid)."""
         steps = self.event_steps(record)
-        return [(s - p) / self.fps for s, p in zip(steps, [0] + steps[:-1])]
+        return [(s - p) / MS.STEPS_PER_S for s, p in zip(steps, [0] + steps[:-1])]
 
     # -- provenance --
     def provenance(self) -> dict[str, Any]:
