@@ -174,3 +174,16 @@ def test_source_id_does_not_reveal_the_difficulties_and_specs_are_a_seeded_prefi
     assert len({P.spec_id(s) for s in s20}) == 20
     for s in s20:
         assert str(s["left_difficulty"]) not in P.spec_id(s)
+
+
+def test_media_only_skips_plugins_without_cases_unless_named(tmp_path, capsys):
+    from video_arena.cases import build as B
+
+    assert B.main(["--media-only", "--tasks-root", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    assert "gfootball: no cases" in out.out and "nothing to re-render" in out.err
+    (tmp_path / "gfootball").mkdir()
+    (tmp_path / "gfootball" / "game.toml").write_text("")
+    assert B.main(["--media-only", "--games", "gfootball", "--tasks-root", str(tmp_path)]) == 1
+    out = capsys.readouterr()
+    assert "gfootball: FAILED" in out.out + out.err

@@ -437,6 +437,14 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"bad case ids {bad}")
     tasks_root = Path(a.tasks_root).resolve() if a.tasks_root else paths.default_tasks_root()
     tasks_root.mkdir(parents=True, exist_ok=True)
+    if a.media_only and not a.games:  # every game that has cases: a plugin whose cases are not built yet is no error
+        unbuilt = [g for g in games if not _read_json(tasks_root / g / "cases.json", {"cases": []}).get("cases")]
+        for g in unbuilt:
+            print(f"{g}: no cases in {tasks_root / g / 'cases.json'} yet; skipped (build them without --media-only)")
+        games = [g for g in games if g not in unbuilt]
+        if not games:
+            print(f"build-cases: no game has cases in {tasks_root}: nothing to re-render", file=sys.stderr)
+            return 1
     media_root = paths.media_root(tasks_root, a.media_root)
 
     from tqdm import tqdm
