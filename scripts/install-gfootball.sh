@@ -30,7 +30,7 @@ SRC="$CACHE/src/gfootball-$VERSION"
 ENGINE="$SRC/third_party/gfootball_engine"
 JOBS="${JOBS:-2}"
 PY311="${PYTHON311:-/usr/bin/python3.11}"
-PY_PINS=("gym==0.25.2" "numpy<2" "absl-py" "psutil" "opencv-python-headless<4.9" "pygame" "scipy<1.14")
+PY_PINS=("gym==0.25.2" "numpy<2" "absl-py" "six" "psutil" "opencv-python-headless<4.9")
 DEBS=(build-essential cmake python3.11-dev python3.11-venv libgl1-mesa-dev libsdl2-dev libsdl2-image-dev
       libsdl2-ttf-dev libsdl2-gfx-dev libboost-python-dev libboost-system-dev libboost-thread-dev
       libboost-filesystem-dev)

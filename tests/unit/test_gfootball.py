@@ -105,14 +105,14 @@ def test_a_fast_strike_towards_goal_that_does_not_score_is_a_shot_and_a_pass_is_
 def test_corner_free_kick_and_penalty_from_game_mode_changes():
     n = 120
     ball = [(0.9 + 0.01 * i, 0.3, 0.0) for i in range(20)] + [(GL, 0.42, 0.0)] * 20 \
-        + [(-0.2, -0.1, 0.0)] * 40 + [(-0.8, 0.0, 0.0)] * 40
+        + [(-0.25, -0.12, 0.0)] * 40 + [(-0.8, 0.0, 0.0)] * 40   # the free kick at right's player 7
     mode = [0] * 22 + [4] * 18 + [0] * 5 + [3] * 20 + [0] * 15 + [6] * 20 + [0] * 20
     owner = [(-1, -1)] * 30 + [(0, 7)] * 10 + [(-1, -1)] * 15 + [(1, 4)] * 25 + [(-1, -1)] * 10 + [(1, 9)] * 30
     ev = MS.derive_events(MS.decode_state(_match(n, ball, mode, owner=owner)))
     got = [(e.step, e.type, e.actor, e.where) for e in ev]
     # the ball is over the right goal line from step 12 (0.9 + 0.12 > 1.011): corner for left at 12
     assert got[0] == (12, "corner", "left", "")
-    assert got[1] == (45, "free_kick", "right", MS.cell(-0.2, -0.1))
+    assert got[1] == (45, "free_kick", "right", MS.cell(-0.25, -0.12))
     assert got[2] == (80, "penalty", "right", "")
     assert len(got) == 3
 

@@ -265,6 +265,20 @@ def _first_taker(m: Match, start: int, mode: int) -> int | None:
     return None
 
 
+def _nearest_team(m: Match, i: int) -> int:
+    bx, by = to_metres(*m.ball[i][:2])
+    best, team = math.inf, 0
+    for side in (0, 1):
+        for k, (x, y) in enumerate(m.players[i][side]):
+            if not m.active[i][side * N_PLAYERS + k]:
+                continue
+            xm, ym = to_metres(x, y)
+            d = math.hypot(xm - bx, ym - by)
+            if d < best:
+                best, team = d, side
+    return team
+
+
 def derive_events(m: Match) -> list[Event]:
     """The match's events as game.toml defines them, in time order (see docs/CASES.md, Google Research Football)."""
     releases = _released_steps(m)
@@ -276,7 +290,9 @@ def derive_events(m: Match) -> list[Event]:
         sign = 1 if side == 0 else -1
         # an own goal goes into the credited side's attacked goal all the same
         t = _crossing_step(m, s, sign)
-        t = s if t is None else t
+        # headless, the engine resets to the kick-off within a step or two of the ball crossing the line,
+        # so the crossing is often not seen: then the last step before the score changed
+        t = max(0, s - 1) if t is None else t
         strike = _strike_before(m, t, releases)
         where_step = strike if strike is not None else t
         if strike is not None:
@@ -298,11 +314,13 @@ def derive_events(m: Match) -> list[Event]:
             actor = 0 if sign > 0 else 1   # left attacks the right goal
             events.append(Event(t, "corner", SIDES[actor], ""))
         elif mode == FREE_KICK:
-            taker = _first_taker(m, i, FREE_KICK)
-            if taker is None:
-                continue
-            where_step = _next_owned(m, i)
-            bx, by, _ = m.ball[min(where_step, m.n - 1)]
+            # the ball is placed where the free kick is taken when the mode starts; the taker is the
+            # player nearest the ball at the last step of the mode (the kick), whichever team it is
+            j = i
+            while j + 1 < m.n and m.game_mode[j + 1] == FREE_KICK:
+                j += 1
+            taker = _nearest_team(m, j)
+            bx, by, _ = m.ball[i]
             events.append(Event(i, "free_kick", SIDES[taker], cell(bx, by)))
         elif mode == PENALTY:
             bx = m.ball[min(_next_owned(m, i), m.n - 1)][0]
