@@ -311,6 +311,8 @@ def derive_events(m: Match) -> list[Event]:
             sign = 1 if bx > 0 else -1
             t = _crossing_step(m, i, sign)
             t = i if t is None else t
+            if any(e.type == "goal" and abs(e.step - t) <= 5 for e in events):
+                continue   # the engine can set Corner after a goal: the ball went in, not out
             actor = 0 if sign > 0 else 1   # left attacks the right goal
             events.append(Event(t, "corner", SIDES[actor], ""))
         elif mode == FREE_KICK:
