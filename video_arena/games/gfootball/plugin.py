@@ -379,10 +379,13 @@ class GFootballPlugin(GamePlugin):
         spec = spec_of_record(record)
         m = decoded(record)
         rates = goal_rates(load_goal_model(), spec["left_difficulty"], spec["right_difficulty"])
-        steps = [0] + self.event_steps(record)
+        events = MS.derive_events(m)
+        steps = [0] + [e.step for e in events]
         out = []
         for k, s in enumerate(steps):
             gl, gr = m.score[s]
+            if k and events[k - 1].type == "goal":   # t is the line crossing: the score changes a step or two later
+                gl, gr = next((m.score[j] for j in range(s, min(m.n, s + 60)) if m.score[j] != m.score[s]), (gl, gr))
             out.append(expected_result(gl - gr, spec["steps"] - s, *rates))
             if progress:
                 progress(k + 1, len(steps))
