@@ -325,7 +325,7 @@ def derive_events(m: Match) -> list[Event]:
             bx, by, _ = m.ball[i]
             events.append(Event(i, "free_kick", SIDES[taker], cell(bx, by)))
         elif mode == PENALTY:
-            bx = m.ball[min(_next_owned(m, i), m.n - 1)][0]
+            bx = m.ball[i][0]            # the ball is on the penalty spot when the mode starts
             actor = 0 if bx > 0 else 1
             events.append(Event(i, "penalty", SIDES[actor], ""))
 
