@@ -36,7 +36,7 @@ from typing import Any
 from video_arena.digests import sha256_file
 from video_arena import paths
 from video_arena.cases.encode import encode_mp4, encoder_info
-from video_arena.cases.pacing import Schedule, positions_at_frames, schedule, schedule_from_times
+from video_arena.cases.pacing import Schedule, schedule_from_times
 from video_arena.core.tasks import CASE_ID_RE
 from video_arena.games.base import GamePlugin, game_names, load_plugin
 
@@ -160,9 +160,9 @@ def cached_values(gt_path: Path, record: dict[str, Any], evaluator: dict[str, An
 
 # -- media -------------------------------------------------------------------------------------------
 
-def _checked_positions(plugin: GamePlugin, record: dict[str, Any]):
+def _checked_positions(plugin: GamePlugin, images):
     size = tuple(plugin.definition.render_size)
-    for i, image in enumerate(plugin.render(record)):
+    for i, image in enumerate(images):
         if tuple(image.size) != size:
             raise BuildError(f"{plugin.name}: position {i} renders at {image.size}, game.toml says {size}")
         yield image
@@ -170,8 +170,8 @@ def _checked_positions(plugin: GamePlugin, record: dict[str, Any]):
 
 def render_media(plugin: GamePlugin, gt: dict[str, Any], media_path: Path) -> None:
     sched = schedule_of_gt(gt)
-    encode_mp4(_checked_positions(plugin, gt["record"]), positions_at_frames(sched.event_frames, sched.n_frames),
-               sched.fps, media_path)
+    images, position_of_frame = plugin.video(gt["record"], sched)
+    encode_mp4(_checked_positions(plugin, images), position_of_frame, sched.fps, media_path)
 
 
 # -- one case ----------------------------------------------------------------------------------------
@@ -193,8 +193,7 @@ def build_case(game: str, record: dict[str, Any], case_id: str, tasks_root: str 
     if values is None:
         values = plugin.evaluate(record, progress=progress)
     t_eval = time.monotonic() - t0
-    gaps = plugin.think_times(record, pacing_rng(game, case_id))
-    sched = schedule(list(gaps), plugin.fps, plugin.lead_in_s, plugin.tail_s)
+    sched = plugin.pace(record, pacing_rng(game, case_id))
     gt = make_gt(plugin, case_id, record, list(values), sched, evaluator)
     write_if_changed(gt_path, dump_json(gt))
     t1 = time.monotonic()
@@ -509,6 +508,14 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"bad case ids {bad}")
     tasks_root = Path(a.tasks_root).resolve() if a.tasks_root else paths.default_tasks_root()
     tasks_root.mkdir(parents=True, exist_ok=True)
+    if a.media_only and not a.games:  # every game that has cases: a plugin whose cases are not built yet is no error
+        unbuilt = [g for g in games if not _read_json(tasks_root / g / "cases.json", {"cases": []}).get("cases")]
+        for g in unbuilt:
+            print(f"{g}: no cases in {tasks_root / g / 'cases.json'} yet; skipped (build them without --media-only)")
+        games = [g for g in games if g not in unbuilt]
+        if not games:
+            print(f"build-cases: no game has cases in {tasks_root}: nothing to re-render", file=sys.stderr)
+            return 1
     media_root = paths.media_root(tasks_root, a.media_root)
 
     from tqdm import tqdm

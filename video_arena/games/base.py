@@ -96,6 +96,24 @@ class GamePlugin:
     def think_times(self, record: dict[str, Any], rng: random.Random) -> list[float]:
         raise NotImplementedError
 
+    # -- the video (override both for continuous play, e.g. a match recorded at the engine's rate) ---
+    #: True when the video shows continuous play (frame k is the record's state at frame k), so the
+    #: frame at an event and 1 s before show the play, not one still position per event.
+    continuous: bool = False
+
+    def pace(self, record: dict[str, Any], rng: random.Random):
+        """The event frames on the video's 1/fps grid (a pacing.Schedule): think times by default."""
+        from video_arena.cases.pacing import schedule
+
+        return schedule(list(self.think_times(record, rng)), self.fps, self.lead_in_s, self.tail_s)
+
+    def video(self, record: dict[str, Any], sched) -> tuple[Iterator[Any], list[int]]:
+        """(images, index of the image each video frame shows): the positions and, per frame, the
+        position after every event at or before it, by default."""
+        from video_arena.cases.pacing import positions_at_frames
+
+        return self.render(record), positions_at_frames(sched.event_frames, sched.n_frames)
+
     # -- provenance ------------------------------------------------------------------------------
     def provenance(self) -> dict[str, Any]:
         """Source, licence, engine and version, node/visit budgets: goes into the cases manifest."""

@@ -1,0 +1,140 @@
+"""Engine-side chores of the Google Research Football cases (needs scripts/install-gfootball.sh):
+
+    python -m video_arena.games.gfootball.calibrate simulate [--cases 20] [--seed 20250] [--jobs 2]
+        play the selected matches into .cache/gfootball/runs/, in parallel
+    python -m video_arena.games.gfootball.calibrate fit [--cases 20] [--seed 20250]
+        fit the goal-rate model on those matches' final scores -> data/goal_model.json
+    python -m video_arena.games.gfootball.calibrate measure --events N [--rollouts 32] [--max-left 600]
+        V_t as built vs the full definition (32 rollouts to the end of the match) at N events
+
+The goal-rate model: each team's goals in a match are Poisson with mean T * exp(a + b * (own difficulty -
+opponent's difficulty)), T the match's steps; (a, b) by maximum likelihood (Newton's method).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from video_arena.cases.build import DEFAULT_CASES, DEFAULT_SEED
+from video_arena.games.gfootball import plugin as P
+
+
+def fit_poisson(rows: list[tuple[int, float, int]]) -> tuple[float, float]:
+    """(a, b) maximising sum_i log Poisson(g_i; T_i exp(a + b x_i)) over rows (g, x, T)."""
+    a, b = math.log(max(1e-9, sum(g for g, _, _ in rows) / sum(t for _, _, t in rows))), 0.0
+    for _ in range(100):
+        ga = gb = haa = hab = hbb = 0.0
+        for g, x, t in rows:
+            mu = t * math.exp(a + b * x)
+            ga += g - mu
+            gb += (g - mu) * x
+            haa += mu
+            hab += mu * x
+            hbb += mu * x * x
+        det = haa * hbb - hab * hab
+        if det <= 0:
+            break
+        da = (hbb * ga - hab * gb) / det
+        db = (haa * gb - hab * ga) / det
+        a, b = a + da, b + db
+        if abs(da) + abs(db) < 1e-12:
+            break
+    return a, b
+
+
+def cmd_simulate(a) -> int:
+    specs = P.match_specs(a.cases, a.seed)
+    t0 = time.monotonic()
+
+    def one(spec):
+        t = time.monotonic()
+        run = P.simulate(spec)
+        return spec, run, time.monotonic() - t
+
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        for spec, run, dt in pool.map(one, specs):
+            print(f"{P.spec_id(spec)} L{spec['left_difficulty']} R{spec['right_difficulty']} "
+                  f"score {run['final_score']} events {len(run['events'])} wall {dt:.0f}s engine {run['timing_s']}",
+                  flush=True)
+    print(f"{len(specs)} matches in {time.monotonic() - t0:.0f}s")
+    return 0
+
+
+def cmd_fit(a) -> int:
+    rows, matches = [], []
+    for spec in P.match_specs(a.cases, a.seed):
+        run = P.simulate(spec)   # cached
+        gl, gr = run["final_score"]
+        d = spec["left_difficulty"] - spec["right_difficulty"]
+        rows += [(gl, d, spec["steps"]), (gr, -d, spec["steps"])]
+        matches.append([P.spec_id(spec), spec["left_difficulty"], spec["right_difficulty"], gl, gr])
+    ca, cb = fit_poisson(rows)
+    doc = {
+        "form": "goals per step = exp(a + b * (own difficulty - opponent difficulty))",
+        "a": round(ca, 6), "b": round(cb, 6),
+        "fitted_on": f"final scores of the {len(matches)} built matches (selection seed {a.seed}), "
+                     "maximum-likelihood Poisson regression",
+        "matches": matches,
+    }
+    P.GOAL_MODEL.parent.mkdir(parents=True, exist_ok=True)
+    P.GOAL_MODEL.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps({k: doc[k] for k in ("a", "b")}), f"goals/match at equal strength: {3000 * math.exp(ca):.2f}")
+    return 0
+
+
+def cmd_measure(a) -> int:
+    """Full-definition V_t (rollouts to the end) against the built estimate at events with at most
+    --max-left steps to go (the full rollouts' cost grows with the steps left)."""
+    P.load_goal_model()
+    picks = []
+    for spec in P.match_specs(a.cases, a.seed):
+        rec = P.load_or_simulate(spec)
+        values = P.PLUGIN.evaluate(rec)
+        for step, v_est, e in zip(P.PLUGIN.event_steps(rec), values[1:], P.PLUGIN.replay(rec)):
+            if spec["steps"] - step <= a.max_left:
+                picks.append((spec, step, e.type, v_est))
+    picks = picks[:: max(1, len(picks) // a.events)][: a.events]
+    errs = []
+    for spec, step, etype, v_est in picks:
+        t = time.monotonic()
+        full = P.simulate(spec, {"rollouts": a.rollouts, "horizon": 0, "rollout_seed": 7}, at_steps=[step],
+                          out=P.run_dir() / f"full-{P.spec_id(spec)}-{step}.json")
+        outs = full["rollouts"][0]["outcomes"]
+        v_full = sum(1.0 if gl > gr else 0.5 if gl == gr else 0.0 for gl, gr, _ in outs) / len(outs)
+        se = math.sqrt(max(v_full * (1 - v_full), 0.25 / len(outs)) / len(outs))
+        errs.append(abs(v_full - v_est))
+        print(f"{P.spec_id(spec)} step {step} {etype}: full {v_full:.3f} (+-{se:.3f}) est {v_est:.3f} "
+              f"|diff| {abs(v_full - v_est):.3f}  ({time.monotonic() - t:.0f}s)", flush=True)
+    if errs:
+        print(f"{len(errs)} events: mean |full - estimate| {sum(errs) / len(errs):.3f}, max {max(errs):.3f}")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m video_arena.games.gfootball.calibrate", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("simulate", "fit", "measure"):
+        p = sub.add_parser(name)
+        p.add_argument("--cases", type=int, default=DEFAULT_CASES)
+        p.add_argument("--seed", type=int, default=DEFAULT_SEED)
+        if name == "simulate":
+            p.add_argument("--jobs", type=int, default=1)
+        if name == "measure":
+            p.add_argument("--events", type=int, default=6)
+            p.add_argument("--rollouts", type=int, default=32)
+            p.add_argument("--max-left", type=int, default=600)
+    a = ap.parse_args(argv)
+    try:
+        return {"simulate": cmd_simulate, "fit": cmd_fit, "measure": cmd_measure}[a.cmd](a)
+    except P.GFootballError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,478 @@
+"""The Google Research Football plugin: full matches between the simulator's built-in AI teams.
+
+Records: each case is one 3,000-step match (5 minutes at the engine's 10 steps per second) played by
+Google Research Football 2.10.2 (patched: video_arena/games/gfootball/patches/) with both teams driven
+by the built-in AI, from a seeded engine (`game_engine_random_seed`) and a seeded pair of team
+difficulties.  The engine runs in its own Python 3.11 venv (scripts/install-gfootball.sh) through
+`simulate.py`; the record keeps the per-step state (ball, 22 players, game mode, score, ball owner:
+match_state.py), so the ground truth alone re-renders the video and replays the events.
+
+Events (`replay`) are derived from that state by match_state.derive_events.  V_t: see `evaluate` and
+game.toml ([value] definition).  Render: a top-down view of the pitch drawn by the toolkit, one video
+frame per engine step (fps 10), no text of any kind.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterator
+
+from PIL import Image, ImageDraw
+
+from video_arena import paths
+from video_arena.cases.pacing import Schedule
+from video_arena.games.base import GamePlugin, Step
+from video_arena.games.gfootball import match_state as MS
+
+HERE = Path(__file__).resolve().parent
+COLLECTION = "gfootball-builtin-ai"
+ENGINE = "Google Research Football 2.10.2 (PyPI sdist, Apache-2.0), patched (video_arena/games/gfootball/patches)"
+LICENCE = "Apache-2.0 (Google Research Football engine); the matches are simulated by the toolkit"
+STEPS = 3000
+DIFFICULTIES = (0.05, 0.2, 0.4, 0.6, 0.8, 0.95)
+#: Matches left out of the selection, with the reason (source id -> why).
+EXCLUDED: dict[str, str] = {}
+GFOOTBALL_DIR_ENV = "VIDEO_ARENA_GFOOTBALL_DIR"
+INSTALL_SCRIPT = paths.REPO_ROOT / "scripts" / "install-gfootball.sh"
+SIMULATE = HERE / "simulate.py"
+GOAL_MODEL = HERE / "data" / "goal_model.json"
+
+#: The built-in cases' V_t uses no rollouts (see `evaluate`); the engine run records the match only.
+#: `calibrate measure` runs the full definition's rollouts at a few events to measure the difference.
+ROLLOUTS = 0
+HORIZON = 0
+ROLLOUT_SEED = 0
+
+
+class GFootballError(RuntimeError):
+    pass
+
+
+# -- the engine -------------------------------------------------------------------------------------
+
+def engine_dir() -> Path:
+    return Path(os.environ.get(GFOOTBALL_DIR_ENV) or paths.REPO_ROOT / ".cache" / "gfootball")
+
+
+def engine_python() -> Path:
+    py = engine_dir() / "venv" / "bin" / "python"
+    stamp = engine_dir() / "installed.stamp"
+    if not (py.is_file() and stamp.is_file()):
+        proc = subprocess.run(["bash", str(INSTALL_SCRIPT)], capture_output=True, text=True,
+                              env=dict(os.environ, **{GFOOTBALL_DIR_ENV: str(engine_dir())}))
+        if proc.returncode != 0:
+            raise GFootballError(f"scripts/install-gfootball.sh failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return py
+
+
+def run_dir() -> Path:
+    return engine_dir() / "runs"
+
+
+def budget() -> dict[str, int]:
+    return {"rollouts": ROLLOUTS, "horizon": HORIZON, "rollout_seed": ROLLOUT_SEED}
+
+
+def run_path(spec: dict[str, Any], budget_: dict[str, int]) -> Path:
+    key = json.dumps([spec, budget_], sort_keys=True)
+    return run_dir() / f"{spec_id(spec)}-{hashlib.sha256(key.encode()).hexdigest()[:10]}.json"
+
+
+def simulate(spec: dict[str, Any], budget_: dict[str, int] | None = None, at_steps: list[int] | None = None,
+             out: Path | None = None) -> dict[str, Any]:
+    """Run simulate.py in the engine venv (cached in .cache/gfootball/runs/ unless `out` is given)."""
+    budget_ = budget() if budget_ is None else budget_
+    path = out or run_path(spec, budget_)
+    if out is None and at_steps is None and path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".run.", suffix=".json", dir=path.parent)
+    os.close(fd)
+    cmd = [str(engine_python()), str(SIMULATE), "--seed", str(spec["seed"]),
+           "--left-difficulty", repr(spec["left_difficulty"]), "--right-difficulty", repr(spec["right_difficulty"]),
+           "--steps", str(spec["steps"]), "--rollouts", str(budget_["rollouts"]), "--horizon", str(budget_["horizon"]),
+           "--rollout-seed", str(budget_["rollout_seed"]), "--out", tmp]
+    if at_steps is not None:
+        cmd += ["--at-steps", ",".join(str(s) for s in at_steps)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, SDL_VIDEODRIVER="dummy"))
+    if proc.returncode != 0:
+        Path(tmp).unlink(missing_ok=True)
+        raise GFootballError(f"simulate.py failed for {spec_id(spec)}: {proc.stderr.strip()[-1500:]}")
+    os.replace(tmp, path)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# -- records ----------------------------------------------------------------------------------------
+
+def match_specs(n: int, seed: int) -> list[dict[str, Any]]:
+    """The first n match specifications of the seeded sequence (a prefix is the same for any n)."""
+    rng = random.Random(f"video-arena/gfootball/select/{seed}")
+    out = []
+    while len(out) < n:
+        spec = {"seed": rng.randrange(1, 2_000_000_000), "left_difficulty": rng.choice(DIFFICULTIES),
+                "right_difficulty": rng.choice(DIFFICULTIES), "steps": STEPS}
+        if spec_id(spec) not in EXCLUDED:
+            out.append(spec)
+    return out
+
+
+def spec_id(spec: dict[str, Any]) -> str:
+    # the seed alone: the id goes into cases.json, and the difficulties would hint at the result
+    return f"match-{spec['seed']}"
+
+
+def record_of_run(spec: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    if run["match"] != {k: spec[k] for k in ("seed", "left_difficulty", "right_difficulty", "steps")}:
+        raise GFootballError(f"{spec_id(spec)}: the engine run is for another match: {run['match']}")
+    return {
+        "source": {"collection": COLLECTION, "id": spec_id(spec), "engine": ENGINE, "licence": LICENCE},
+        "match": {"scenario": "gfootball 11_vs_11_stochastic line-up, both teams the built-in AI",
+                  "game_engine_random_seed": spec["seed"], "left_difficulty": spec["left_difficulty"],
+                  "right_difficulty": spec["right_difficulty"], "steps": spec["steps"], "steps_per_s": MS.STEPS_PER_S},
+        "state": run["state"],
+    }
+
+
+def spec_of_record(record: dict[str, Any]) -> dict[str, Any]:
+    m = record["match"]
+    return {"seed": m["game_engine_random_seed"], "left_difficulty": m["left_difficulty"],
+            "right_difficulty": m["right_difficulty"], "steps": m["steps"]}
+
+
+def _committed_records() -> dict[str, dict[str, Any]]:
+    """Records in the checkout's committed ground truth, by source id: a simulated match is, like V_t,
+    computed once and committed; a rebuild reuses it instead of running the engine again."""
+    out = {}
+    for path in sorted((paths.default_tasks_root() / "gfootball" / "gt").glob("*.json")):
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))["record"]
+            out[rec["source"]["id"]] = rec
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def load_or_simulate(spec: dict[str, Any], committed: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    committed = _committed_records() if committed is None else committed
+    rec = committed.get(spec_id(spec))
+    if rec is not None and spec_of_record(rec) == spec:
+        return rec
+    return record_of_run(spec, simulate(spec))
+
+
+@lru_cache(maxsize=4)
+def _decoded(state_json: str) -> MS.Match:
+    return MS.decode_state(json.loads(state_json))
+
+
+def decoded(record: dict[str, Any]) -> MS.Match:
+    return _decoded(json.dumps(record["state"], sort_keys=True))
+
+
+def final_score(record: dict[str, Any]) -> tuple[int, int]:
+    return decoded(record).score[-1]
+
+
+# -- V_t ----------------------------------------------------------------------------------------------
+
+def load_goal_model() -> dict[str, Any]:
+    if not GOAL_MODEL.is_file():
+        raise GFootballError(f"{GOAL_MODEL} is missing: run `python -m video_arena.games.gfootball.calibrate`")
+    return json.loads(GOAL_MODEL.read_text(encoding="utf-8"))
+
+
+def goal_rates(model: dict[str, Any], left_difficulty: float, right_difficulty: float) -> tuple[float, float]:
+    """Goals per engine step for (left, right): log rate = a + b * (own difficulty - opponent's)."""
+    a, b = float(model["a"]), float(model["b"])
+    d = left_difficulty - right_difficulty
+    return math.exp(a + b * d), math.exp(a - b * d)
+
+
+def _poisson(mu: float, kmax: int) -> list[float]:
+    p = [math.exp(-mu)]
+    for k in range(1, kmax + 1):
+        p.append(p[-1] * mu / k)
+    return p
+
+
+def expected_result(goal_diff: int, steps_left: int, rate_left: float, rate_right: float) -> float:
+    """Left's expected result (win 1, draw 0.5) when the goals still to come are independent Poisson."""
+    if steps_left <= 0:
+        return 1.0 if goal_diff > 0 else 0.0 if goal_diff < 0 else 0.5
+    kmax = 25
+    pl, pr = _poisson(rate_left * steps_left, kmax), _poisson(rate_right * steps_left, kmax)
+    win = draw = 0.0
+    for i, a in enumerate(pl):
+        for j, b in enumerate(pr):
+            d = goal_diff + i - j
+            if d > 0:
+                win += a * b
+            elif d == 0:
+                draw += a * b
+    return min(1.0, max(0.0, win + 0.5 * draw))
+
+
+# -- rendering ----------------------------------------------------------------------------------------
+
+W, H = 1280, 720
+SCALE = 9.2                                   # px per metre
+PITCH_W, PITCH_H = 2 * MS.HALF_LEN_M * SCALE, 2 * MS.HALF_WID_M * SCALE
+X0, Y0 = (W - PITCH_W) / 2, (H - PITCH_H) / 2
+SS = 4                                        # supersampling of the static layer and the sprites
+GRASS = ((58, 128, 58), (52, 118, 52))
+SURROUND = (44, 96, 44)
+LINE = (235, 235, 235)
+TEAM_RGB = {0: ((214, 48, 40), (120, 20, 16)), 1: ((40, 96, 220), (16, 40, 110))}   # fill, outline
+KEEPER_RGB = {0: ((250, 170, 40), (120, 20, 16)), 1: ((70, 210, 220), (16, 40, 110))}
+PLAYER_R = 8.5
+BALL_R = 5.5
+#: Engine steps per video frame: 10 steps/s shown at 5 fps (H.264 at 1280x720 is the media's main cost).
+STEPS_PER_FRAME = 2
+
+
+def px(x_env: float, y_env: float) -> tuple[float, float]:
+    xm, ym = MS.to_metres(x_env, y_env)
+    return X0 + (xm + MS.HALF_LEN_M) * SCALE, Y0 + (ym + MS.HALF_WID_M) * SCALE
+
+
+@lru_cache(maxsize=1)
+def pitch_image() -> Image.Image:
+    """The empty pitch: mown stripes, the lines, the goals (drawn at SS x and reduced)."""
+    s = SS
+    img = Image.new("RGB", (W * s, H * s), SURROUND)
+    d = ImageDraw.Draw(img)
+    m = lambda xm, ym: (X0 * s + (xm + MS.HALF_LEN_M) * SCALE * s, Y0 * s + (ym + MS.HALF_WID_M) * SCALE * s)  # noqa: E731
+    stripes = 16
+    for k in range(stripes):
+        x0 = -MS.HALF_LEN_M + k * 2 * MS.HALF_LEN_M / stripes
+        x1 = x0 + 2 * MS.HALF_LEN_M / stripes
+        d.rectangle([m(x0, -MS.HALF_WID_M), m(x1, MS.HALF_WID_M)], fill=GRASS[k % 2])
+    lw = int(0.12 * SCALE * s) + 2
+    L, Hh = MS.HALF_LEN_M, MS.HALF_WID_M
+    d.rectangle([m(-L, -Hh), m(L, Hh)], outline=LINE, width=lw)
+    d.line([m(0, -Hh), m(0, Hh)], fill=LINE, width=lw)
+    cx, cy = m(0, 0)
+    r = 9.15 * SCALE * s
+    d.ellipse([cx - r, cy - r, cx + r, cy + r], outline=LINE, width=lw)
+    d.ellipse([cx - 3 * s, cy - 3 * s, cx + 3 * s, cy + 3 * s], fill=LINE)
+    for sign in (-1, 1):
+        gl = sign * L
+        d.rectangle(sorted_box(m(gl, -20.15), m(gl - sign * 16.5, 20.15)), outline=LINE, width=lw)
+        d.rectangle(sorted_box(m(gl, -9.16), m(gl - sign * 5.5, 9.16)), outline=LINE, width=lw)
+        sx, sy = m(gl - sign * 11.0, 0)
+        d.ellipse([sx - 3 * s, sy - 3 * s, sx + 3 * s, sy + 3 * s], fill=LINE)
+        # penalty arc: the part of the 9.15 m circle round the spot outside the area
+        bx0, by0 = m(gl - sign * 11.0 - 9.15, -9.15)
+        bx1, by1 = m(gl - sign * 11.0 + 9.15, 9.15)
+        a = math.degrees(math.acos(5.5 / 9.15))
+        start, end = (180 - a, 180 + a) if sign > 0 else (-a, a)
+        d.arc([bx0, by0, bx1, by1], start, end, fill=LINE, width=lw)
+        # the goal: a net box behind the line
+        g0, g1 = m(gl, -MS.GOAL_HALF_WIDTH_M), m(gl + sign * MS.GOAL_DEPTH_M, MS.GOAL_HALF_WIDTH_M)
+        box = sorted_box(g0, g1)
+        d.rectangle(box, fill=(205, 205, 205), outline=(250, 250, 250), width=lw)
+        step = 0.6 * SCALE * s
+        xx = box[0] + step
+        while xx < box[2]:
+            d.line([(xx, box[1]), (xx, box[3])], fill=(160, 160, 160), width=s)
+            xx += step
+        yy = box[1] + step
+        while yy < box[3]:
+            d.line([(box[0], yy), (box[2], yy)], fill=(160, 160, 160), width=s)
+            yy += step
+    return img.resize((W, H), Image.Resampling.LANCZOS)
+
+
+def sorted_box(p, q):
+    return [min(p[0], q[0]), min(p[1], q[1]), max(p[0], q[0]), max(p[1], q[1])]
+
+
+@lru_cache(maxsize=None)
+def disc(radius: float, fill: tuple[int, int, int], outline: tuple[int, int, int], ring: float) -> tuple[Image.Image, Image.Image]:
+    """(RGB sprite, alpha mask) of a filled disc with an outline ring, supersampled and reduced."""
+    s = SS
+    size = int(math.ceil(2 * radius + 4))
+    big = Image.new("RGB", (size * s, size * s), outline)
+    mask = Image.new("L", (size * s, size * s), 0)
+    c = size * s / 2
+    r = radius * s
+    ImageDraw.Draw(mask).ellipse([c - r, c - r, c + r, c + r], fill=255)
+    ri = (radius - ring) * s
+    ImageDraw.Draw(big).ellipse([c - ri, c - ri, c + ri, c + ri], fill=fill)
+    return big.resize((size, size), Image.Resampling.LANCZOS), mask.resize((size, size), Image.Resampling.LANCZOS)
+
+
+@lru_cache(maxsize=None)
+def shadow(radius: float) -> Image.Image:
+    s = SS
+    size = int(math.ceil(2 * radius + 4))
+    mask = Image.new("L", (size * s, size * s), 0)
+    c, r = size * s / 2, radius * s
+    ImageDraw.Draw(mask).ellipse([c - r, c - r * 0.7, c + r, c + r * 0.7], fill=110)
+    return mask.resize((size, size), Image.Resampling.LANCZOS)
+
+
+def _paste(img: Image.Image, sprite: Image.Image, mask: Image.Image, x: float, y: float) -> None:
+    img.paste(sprite, (int(round(x - sprite.width / 2)), int(round(y - sprite.height / 2))), mask)
+
+
+def draw_state(m: MS.Match, i: int) -> Image.Image:
+    """The top-down picture of state i: pitch, both teams (keepers in their own colour), the ball with
+    its shadow on the ground (the ball is drawn higher and larger as it rises)."""
+    img = pitch_image().copy()
+    bx, by, bz = m.ball[i]
+    gx, gy = px(bx, by)
+    z = max(0.0, bz)
+    sh = shadow(BALL_R * 1.1)
+    img.paste((10, 30, 10), (int(round(gx - sh.width / 2)), int(round(gy - sh.height / 2))), sh)
+    ball_in_front = []
+    for side in (0, 1):
+        for k, (x, y) in enumerate(m.players[i][side]):
+            if not m.active[i][side * MS.N_PLAYERS + k]:
+                continue
+            fill, outline = (KEEPER_RGB if k == 0 else TEAM_RGB)[side]
+            spr, mask = disc(PLAYER_R, fill, outline, 2.0)
+            _paste(img, spr, mask, *px(x, y))
+    del ball_in_front
+    r = BALL_R * (1.0 + min(z, 12.0) * 0.06)
+    spr, mask = disc(round(r * 4) / 4, (250, 250, 250), (20, 20, 20), 1.4)
+    _paste(img, spr, mask, gx, gy - z * SCALE * 0.5)
+    return img
+
+
+# -- the plugin -----------------------------------------------------------------------------------------
+
+class GFootballPlugin(GamePlugin):
+    name = "gfootball"
+    fps = MS.STEPS_PER_S // STEPS_PER_FRAME   # the match plays in real time, every other engine step shown
+    lead_in_s = 2.0
+    tail_s = 3.0
+    value_range = (0.0, 1.0)
+    continuous = True
+
+    # -- records --
+    def select_records(self, n: int, seed: int) -> list[dict[str, Any]]:
+        committed = _committed_records()
+        return [load_or_simulate(spec, committed) for spec in match_specs(n, seed)]
+
+    def replay(self, record: dict[str, Any]) -> list[Step]:
+        return [Step(e.type, e.actor, e.where) for e in MS.derive_events(decoded(record))]
+
+    def event_steps(self, record: dict[str, Any]) -> list[int]:
+        return [e.step for e in MS.derive_events(decoded(record))]
+
+    # -- V_t --
+    def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
+        """V at kick-off and at each event's step: left's expected result given the score difference and
+        the steps left, the goals still to come independent Poisson at the goal-rate model's rates for
+        the two teams' difficulties (data/goal_model.json).  No engine rollouts: 32 rollouts to the end
+        of the match per event cost hours of engine time per case on the 2 cores we build on."""
+        spec = spec_of_record(record)
+        m = decoded(record)
+        rates = goal_rates(load_goal_model(), spec["left_difficulty"], spec["right_difficulty"])
+        events = MS.derive_events(m)
+        steps = [0] + [e.step for e in events]
+        out = []
+        for k, s in enumerate(steps):
+            gl, gr = m.score[s]
+            if k and events[k - 1].type == "goal":   # t is the line crossing: the score changes a step or two later
+                gl, gr = next((m.score[j] for j in range(s, min(m.n, s + 60)) if m.score[j] != m.score[s]), (gl, gr))
+            out.append(expected_result(gl - gr, spec["steps"] - s, *rates))
+            if progress:
+                progress(k + 1, len(steps))
+        return out
+
+    def final_value(self, record: dict[str, Any]) -> float | None:
+        a, b = final_score(record)
+        return 1.0 if a > b else 0.0 if a < b else None
+
+    def evaluator(self) -> dict[str, Any]:
+        model = load_goal_model()
+        return {
+            "engine": ENGINE,
+            "method": "goal-rate model (no rollouts)",
+            "value": "P(left wins) + P(draw)/2 given the score difference and the steps left at the event, the goals "
+                     "still to come independent Poisson with per-step rates exp(a + b * (own difficulty - opponent's))",
+            "goal_model": {k: model[k] for k in ("form", "a", "b", "fitted_on")},
+        }
+
+    # -- video --
+    def _lead(self) -> int:
+        return round(self.lead_in_s * self.fps)
+
+    def _frames_of_steps(self, steps: list[int]) -> list[int]:
+        """The video frame of each event: the first frame showing the event's step or a later one
+        (frame k shows state STEPS_PER_FRAME * (k - lead)); a frame already taken moves to the next."""
+        out, prev = [], -1
+        for s in steps:
+            f = self._lead() + -(-s // STEPS_PER_FRAME)
+            f = max(f, prev + 1)
+            out.append(f)
+            prev = f
+        return out
+
+    def pace(self, record: dict[str, Any], rng: random.Random) -> Schedule:
+        n = decoded(record).n
+        last_frame = self._lead() + -(-(n - 1) // STEPS_PER_FRAME)
+        return Schedule(fps=self.fps, event_frames=tuple(self._frames_of_steps(self.event_steps(record))),
+                        n_frames=last_frame + 1 + round(self.tail_s * self.fps))
+
+    def state_at_frame(self, record: dict[str, Any], frame: int) -> int:
+        return min(max(frame - self._lead(), 0) * STEPS_PER_FRAME, decoded(record).n - 1)
+
+    def frame_image(self, record: dict[str, Any], frame: int) -> Image.Image:
+        return draw_state(decoded(record), self.state_at_frame(record, frame))
+
+    def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Image.Image], list[int]]:
+        """One image per video frame, drawn lazily in order."""
+        m = decoded(record)
+        states = [self.state_at_frame(record, k) for k in range(sched.n_frames)]
+
+        def images():
+            for k in range(sched.n_frames):
+                yield draw_state(m, states[k])
+
+        return images(), list(range(sched.n_frames))
+
+    def render(self, record: dict[str, Any]) -> Iterator[Image.Image]:
+        """The picture at each event's frame (position i = the frame of event i-1; position 0 = kick-off)."""
+        m = decoded(record)
+        yield draw_state(m, 0)
+        for f in self._frames_of_steps(self.event_steps(record)):
+            yield draw_state(m, self.state_at_frame(record, f))
+
+    def think_times(self, record: dict[str, Any], rng: random.Random) -> list[float]:
+        """Seconds between events (match time; `pace` places them on the engine's step grid)."""
+        steps = self.event_steps(record)
+        return [(s - p) / MS.STEPS_PER_S for s, p in zip(steps, [0] + steps[:-1])]
+
+    # -- provenance --
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "source": f"{STEPS}-step matches (5 minutes at 10 steps/s) simulated by {ENGINE}, both teams the "
+                      "built-in AI, 11_vs_11_stochastic line-up",
+            "licence": LICENCE,
+            "selection": f"seeded sequence of (game_engine_random_seed, left difficulty, right difficulty), "
+                         f"difficulties drawn from {list(DIFFICULTIES)}; not in EXCLUDED ({len(EXCLUDED)})",
+            "engine": ENGINE,
+            "engine_licence": "Apache-2.0",
+            "install": "scripts/install-gfootball.sh (pip download gfootball==2.10.2 sdist; patches; cmake + make "
+                       "against Debian python3.11 and Boost.Python; own Python 3.11 venv)",
+            "evaluator": self.evaluator(),
+            "render": "top-down view drawn by the toolkit from the recorded per-step state (not the engine's 3D view)",
+        }
+
+    def case_summary(self, record: dict[str, Any]) -> dict[str, Any]:
+        return {"collection": COLLECTION, "id": record["source"]["id"]}
+
+
+PLUGIN = GFootballPlugin()
