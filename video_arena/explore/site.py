@@ -304,7 +304,7 @@ def _run_parallel(timeline_jobs: list[tuple], thumb_jobs: dict[str, Path], n_job
 
 def _write_pages(env: jinja2.Environment, tmp: Path, systems, views, comparison, scrub: C.Scrubber) -> int:
     n = 0
-    conditions = [_conditions(s, views) for s in systems]
+    conditions = [s.conditions() for s in systems]  # the dimensions `score` refuses to mix
     score_rows = S.csv_rows(systems)
     games = sorted({g for s in systems for g in s.games})
     common = {"systems": systems, "games": games}
@@ -341,32 +341,6 @@ def _write_pages(env: jinja2.Environment, tmp: Path, systems, views, comparison,
         dest.write_text(page, encoding="utf-8")
         n += 1
     return n
-
-
-def _conditions(system: S.SystemScore, views) -> dict[str, dict[str, int]]:
-    """Distinct values of what defines a measurement, over the system's run records, with counts."""
-    keys = ("protocol", "model", "condition", "condition_sha256", "transport", "reasoning_effort",
-            "tolerance_s", "max_turns", "timeout_min", "runner", "isolation")
-    out: dict[str, dict[str, int]] = {}
-    for vs in views.values():
-        for v in vs:
-            if v.system_index is None or v.system != system.label or v.run is None:
-                continue
-            r = v.run
-            flat = dict(r)
-            if isinstance(r.get("sampling"), dict):
-                flat["sampling"] = ", ".join(f"{k}={r['sampling'][k]}" for k in sorted(r["sampling"]))
-            if isinstance(r.get("toolkit"), dict):
-                flat["toolkit"] = " ".join(f"{k}={r['toolkit'].get(k)}" for k in sorted(r["toolkit"]))
-            for k in keys + ("sampling", "toolkit"):
-                val = flat.get(k)
-                if isinstance(val, dict):
-                    val = val.get("mode") or json.dumps(val, sort_keys=True)[:80]
-                if val is None:
-                    continue
-                out.setdefault(k, {})
-                out[k][str(val)] = out[k].get(str(val), 0) + 1
-    return out
 
 
 # --------------------------------------------------------------------------------------------------
