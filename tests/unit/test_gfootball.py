@@ -145,14 +145,21 @@ def test_pace_puts_events_on_their_step_frames_and_frames_show_the_right_state()
     rec = _record(_goal_match())
     sched = P.PLUGIN.pace(rec, random.Random(0))
     lead = round(P.PLUGIN.lead_in_s * P.PLUGIN.fps)
-    assert sched.fps == 5 and sched.event_frames == (lead + 9,)          # step 17 -> frame lead + 9 (state 18)
-    assert P.PLUGIN.state_at_frame(rec, lead + 9) == 18
-    assert P.PLUGIN.state_at_frame(rec, lead + 9 - 5) == 8                # 1 s before
+    # step 17 -> the last frame at or before it (lead + 8, regularly state 16), which shows step 17 itself
+    assert sched.fps == 5 and sched.event_frames == (lead + 8,)
+    assert P.PLUGIN.state_at_frame(rec, lead + 8) == 17
+    assert P.PLUGIN.state_at_frame(rec, lead + 7) == 14 and P.PLUGIN.state_at_frame(rec, lead + 9) == 18
+    assert P.PLUGIN.state_at_frame(rec, lead + 8 - 5) == 6                # 1 s before
     assert P.PLUGIN.state_at_frame(rec, 0) == 0 and P.PLUGIN.state_at_frame(rec, sched.n_frames - 1) == 39
     # colliding steps move to the next free frame, in order
-    assert P.PLUGIN._frames_of_steps([3, 4, 5]) == [lead + 2, lead + 3, lead + 4]
+    assert P.PLUGIN._frames_of_steps([3, 4, 5]) == [lead + 1, lead + 2, lead + 3]
+    assert P.PLUGIN._frames_of_steps([4, 10]) == [lead + 2, lead + 5]
     images, pos = P.PLUGIN.video(rec, sched)
     assert pos == list(range(sched.n_frames))
+    # the frames' states never go back, and each event frame shows exactly its event's step
+    states = [P.PLUGIN.state_at_frame(rec, k) for k in range(sched.n_frames)]
+    assert states == sorted(states)
+    assert [states[f] for f in sched.event_frames] == P.PLUGIN.event_steps(rec)
 
 
 def test_render_is_deterministic_hud_free_size_and_shows_the_ball_where_the_state_says():

@@ -84,6 +84,44 @@ def masked_distances(frame: np.ndarray, expected: Any, alternative: Any, thresho
     return float(np.abs(f - a[mask]).mean()), float(np.abs(f - b[mask]).mean())
 
 
+STRIP_OFFSETS_S = (-1.0, -0.4, -0.2, 0.0, 0.2, 0.4, 1.0)
+
+
+def event_strip(mp4: str | Path, gt: dict[str, Any], index: int, offsets: Iterable[float] = STRIP_OFFSETS_S,
+                width: int = 420):
+    """A PIL picture of the decoded frames around event `index` (at t + each offset, clamped to the
+    video), each captioned with its offset and time, under a title naming the event: what a person
+    looks at to see whether the video shows the event when the ground truth says."""
+    from PIL import Image, ImageDraw
+
+    events = gt["events"]
+    if not 0 <= index < len(events):
+        raise ValueError(f"event index {index} is out of range: the case has {len(events)} events")
+    e = events[index]
+    duration = float(gt["video"].get("duration_s") or 0) or None
+    times = []
+    for off in offsets:
+        t = round(e["t"] + off, 3)
+        t = max(0.0, t if duration is None else min(t, duration - 1e-3))
+        times.append((off, t))
+    got = decode_frames(mp4, [t for _, t in times])
+    first = got[times[0][1]]
+    h = round(first.shape[0] * width / first.shape[1])
+    cap, title_h = 18, 24
+    sheet = Image.new("RGB", (width * len(times), title_h + h + cap), (255, 255, 255))
+    d = ImageDraw.Draw(sheet)
+    what = f"event {index}: {e['type']} {e.get('actor', '')} {e.get('where', '')} at t = {e['t']} s"
+    d.text((6, 5), what, fill=(0, 0, 0))
+    for k, (off, t) in enumerate(times):
+        img = Image.fromarray(got[t]).resize((width, h), Image.Resampling.BILINEAR)
+        sheet.paste(img, (k * width, title_h))
+        label = f"{off:+.1f} s  (t = {t:.2f})" if off else f"at the event (t = {t:.2f})"
+        d.text((k * width + 6, title_h + h + 3), label, fill=(200, 0, 0) if off == 0 else (0, 0, 0))
+        if off == 0:
+            d.rectangle([k * width, title_h, (k + 1) * width - 1, title_h + h - 1], outline=(220, 0, 0), width=3)
+    return sheet
+
+
 def video_info(mp4: str | Path) -> dict[str, Any]:
     import av
 
@@ -95,5 +133,5 @@ def video_info(mp4: str | Path) -> dict[str, Any]:
                 "pix_fmt": s.codec_context.pix_fmt, "n_frames": s.frames or n}
 
 
-__all__ = ["event_frames", "position_index_at", "expected_image", "decode_frames", "frame_distance",
+__all__ = ["event_strip", "event_frames", "position_index_at", "expected_image", "decode_frames", "frame_distance",
            "masked_distances", "video_info", "positions_at_frames"]

@@ -5,6 +5,8 @@ generate docs/GAMES.md from them.
     video-arena games sync [--tasks-root DIR]     game.toml, instruction.md, answer_seed.json (+ empty cases.json)
     video-arena games check [--tasks-root DIR]    exit 1 if the tree differs from the plugins
     video-arena games docs [-o docs/GAMES.md]
+    video-arena games strip GAME --case ID (--event K | --type T [--nth N]) -o strip.png
+        the decoded video frames around one event (1 s before to 1 s after), as a picture
 """
 from __future__ import annotations
 
@@ -100,10 +102,17 @@ def games_doc() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="video-arena games", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("action", choices=["list", "sync", "check", "docs"])
+    ap.add_argument("action", choices=["list", "sync", "check", "docs", "strip"])
+    ap.add_argument("game", nargs="?", help="with strip: the game")
     ap.add_argument("--tasks-root", default=None)
-    ap.add_argument("-o", "--output", default=None, help="with docs: output file (default stdout)")
+    ap.add_argument("-o", "--output", default=None, help="with docs: output file (default stdout); with strip: the PNG")
+    ap.add_argument("--case", default=None, help="with strip: the case id")
+    ap.add_argument("--event", type=int, default=None, help="with strip: the event's index in the ground truth")
+    ap.add_argument("--type", default=None, help="with strip: the first event of this type (or the --nth)")
+    ap.add_argument("--nth", type=int, default=1, help="with strip and --type: which one (1 = first)")
     a = ap.parse_args(argv)
+    if a.action == "strip":
+        return strip_main(a)
     if a.action == "list":
         for g in game_names():
             print(g)
@@ -123,6 +132,41 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def strip_main(a) -> int:
+    from video_arena.cases.frames import event_strip
+
+    def fail(msg: str) -> int:
+        print(f"video-arena games strip: {msg}", file=sys.stderr)
+        return 2
+
+    if not (a.game and a.case and a.output) or (a.event is None) == (a.type is None):
+        return fail("give GAME, --case, -o and exactly one of --event or --type")
+    root = Path(a.tasks_root).resolve() if a.tasks_root else paths.default_tasks_root()
+    gt_path = root / a.game / "gt" / f"{a.case}.json"
+    mp4 = paths.media_root(root) / a.game / "media" / f"{a.case}.mp4"
+    if not gt_path.is_file():
+        return fail(f"no ground truth {gt_path}")
+    try:
+        gt = json.loads(gt_path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        return fail(f"{gt_path} is not JSON: {exc}")
+    if not mp4.is_file():
+        return fail(f"no video {mp4} (run `video-arena build-cases --media-only --games {a.game}`)")
+    index = a.event
+    if a.type is not None:
+        hits = [k for k, e in enumerate(gt["events"]) if e.get("type") == a.type]
+        if len(hits) < a.nth or a.nth < 1:
+            return fail(f"{a.case} has {len(hits)} {a.type!r} events, not a number {a.nth}")
+        index = hits[a.nth - 1]
+    try:
+        img = event_strip(mp4, gt, index)
+    except ValueError as exc:
+        return fail(str(exc))
+    img.save(a.output)
+    print(f"wrote {a.output}: event {index} ({gt['events'][index]['type']}) of {a.game}/{a.case}")
     return 0
 
 

@@ -2,8 +2,10 @@
 
     python -m video_arena.games.gfootball.calibrate simulate [--cases 20] [--seed 20250] [--jobs 2]
         play the selected matches into .cache/gfootball/runs/, in parallel
-    python -m video_arena.games.gfootball.calibrate fit [--cases 20] [--seed 20250]
-        fit the goal-rate model on those matches' final scores -> data/goal_model.json
+    python -m video_arena.games.gfootball.calibrate simulate --seed 1
+        the held-out calibration matches (selection seed CALIBRATION_SEED, none of them a case)
+    python -m video_arena.games.gfootball.calibrate fit [--cases 20] [--seed 1]
+        fit the goal-rate model on the calibration matches' final scores -> data/goal_model.json
     python -m video_arena.games.gfootball.calibrate measure --events N [--rollouts 32] [--max-left 600]
         V_t as built vs the full definition (32 rollouts to the end of the match) at N events
 
@@ -21,6 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from video_arena.cases.build import DEFAULT_CASES, DEFAULT_SEED
 from video_arena.games.gfootball import plugin as P
+
+#: The goal-rate model is fitted on matches of this selection seed, never on the cases' own matches
+#: (DEFAULT_SEED): a case's V_t must not depend on how that very match ended.
+CALIBRATION_SEED = 1
 
 
 def fit_poisson(rows: list[tuple[int, float, int]]) -> tuple[float, float]:
@@ -66,7 +72,14 @@ def cmd_simulate(a) -> int:
 
 def cmd_fit(a) -> int:
     rows, matches = [], []
-    for spec in P.match_specs(a.cases, a.seed):
+    case_ids = {P.spec_id(s) for s in P.match_specs(DEFAULT_CASES, DEFAULT_SEED)}
+    specs = P.match_specs(a.cases, a.seed)
+    shared = sorted(case_ids & {P.spec_id(s) for s in specs})
+    if shared:
+        print(f"error: fitting on the cases' own matches ({', '.join(shared[:3])}...): use a held-out seed "
+              f"(default {CALIBRATION_SEED})", file=sys.stderr)
+        return 2
+    for spec in specs:
         run = P.simulate(spec)   # cached
         gl, gr = run["final_score"]
         d = spec["left_difficulty"] - spec["right_difficulty"]
@@ -76,8 +89,8 @@ def cmd_fit(a) -> int:
     doc = {
         "form": "goals per step = exp(a + b * (own difficulty - opponent difficulty))",
         "a": round(ca, 6), "b": round(cb, 6),
-        "fitted_on": f"final scores of the {len(matches)} built matches (selection seed {a.seed}), "
-                     "maximum-likelihood Poisson regression",
+        "fitted_on": f"final scores of {len(matches)} held-out built-in-AI matches (selection seed {a.seed}; "
+                     f"the cases are seed {DEFAULT_SEED}), maximum-likelihood Poisson regression",
         "matches": matches,
     }
     P.GOAL_MODEL.parent.mkdir(parents=True, exist_ok=True)
@@ -121,7 +134,7 @@ def main(argv=None) -> int:
     for name in ("simulate", "fit", "measure"):
         p = sub.add_parser(name)
         p.add_argument("--cases", type=int, default=DEFAULT_CASES)
-        p.add_argument("--seed", type=int, default=DEFAULT_SEED)
+        p.add_argument("--seed", type=int, default=DEFAULT_SEED if name == "measure" else CALIBRATION_SEED)
         if name == "simulate":
             p.add_argument("--jobs", type=int, default=1)
         if name == "measure":

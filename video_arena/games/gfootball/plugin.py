@@ -178,6 +178,12 @@ def decoded(record: dict[str, Any]) -> MS.Match:
     return _decoded(json.dumps(record["state"], sort_keys=True))
 
 
+@lru_cache(maxsize=4)
+def _event_frame_steps(state_json: str, lead: int) -> dict[int, int]:
+    steps = [e.step for e in MS.derive_events(_decoded(state_json))]
+    return dict(zip(PLUGIN._frames_of_steps(steps), steps))
+
+
 def final_score(record: dict[str, Any]) -> tuple[int, int]:
     return decoded(record).score[-1]
 
@@ -410,12 +416,13 @@ class GFootballPlugin(GamePlugin):
         return round(self.lead_in_s * self.fps)
 
     def _frames_of_steps(self, steps: list[int]) -> list[int]:
-        """The video frame of each event: the first frame showing the event's step or a later one
-        (frame k shows state STEPS_PER_FRAME * (k - lead)); a frame already taken moves to the next."""
+        """The video frame of each event: the last frame whose regular state is at or before the event's
+        step (frame k shows state STEPS_PER_FRAME * (k - lead)); a frame already taken moves to the next.
+        That frame then shows the event's own step (`_shown_states`): the engine can reset to the kick-off
+        one step after a goal, so the next regular state may no longer show the event at all."""
         out, prev = [], -1
         for s in steps:
-            f = self._lead() + -(-s // STEPS_PER_FRAME)
-            f = max(f, prev + 1)
+            f = max(self._lead() + s // STEPS_PER_FRAME, prev + 1)
             out.append(f)
             prev = f
         return out
@@ -426,8 +433,20 @@ class GFootballPlugin(GamePlugin):
         return Schedule(fps=self.fps, event_frames=tuple(self._frames_of_steps(self.event_steps(record))),
                         n_frames=last_frame + 1 + round(self.tail_s * self.fps))
 
+    def _shown_states(self, record: dict[str, Any]) -> dict[int, int]:
+        """Event frame -> the event's step (the frames in between show the regular every-other step)."""
+        return _event_frame_steps(json.dumps(record["state"], sort_keys=True), self._lead())
+
     def state_at_frame(self, record: dict[str, Any], frame: int) -> int:
-        return min(max(frame - self._lead(), 0) * STEPS_PER_FRAME, decoded(record).n - 1)
+        """The engine step frame `frame` shows: the event's step at an event frame, else the regular
+        STEPS_PER_FRAME * (frame - lead), clamped to the match.  Never decreases with the frame."""
+        return self._state_at_frame(decoded(record), self._shown_states(record), frame)
+
+    def _state_at_frame(self, m: MS.Match, shown: dict[int, int], frame: int) -> int:
+        at_event = shown.get(frame)
+        if at_event is not None:
+            return at_event
+        return min(max(frame - self._lead(), 0) * STEPS_PER_FRAME, m.n - 1)
 
     def frame_image(self, record: dict[str, Any], frame: int) -> Image.Image:
         return draw_state(decoded(record), self.state_at_frame(record, frame))
@@ -435,7 +454,8 @@ class GFootballPlugin(GamePlugin):
     def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Image.Image], list[int]]:
         """One image per video frame, drawn lazily in order."""
         m = decoded(record)
-        states = [self.state_at_frame(record, k) for k in range(sched.n_frames)]
+        shown = self._shown_states(record)
+        states = [self._state_at_frame(m, shown, k) for k in range(sched.n_frames)]
 
         def images():
             for k in range(sched.n_frames):
