@@ -13,6 +13,9 @@ For every task folder under DIR (or DIR itself when it is one task):
     [verifier.env] or [solution.env], no docker_image (copy mode: Dockerfile FROM) other than the base
     image the dataset marker declares, no mcp_servers, skills_dir, healthcheck, [verifier.environment],
     [[verifier.collect]] or [[steps]];
+  * the base image reference is well-formed; in a dataset made pinned (--base-image NAME@sha256:...)
+    it is that exact pin and Harbor's unpinned-image rule runs too; --require-pinned refuses any tag
+    (without it a tag is one note, fine on a single host);
   * no symlink (to a file or a folder), FIFO or device anywhere in the task folder;
   * `harbor lint` (harbor.lint.lint_task, default rules + root-agent) finds nothing, except the
     documented compose-external-bind-mount of the video in mount mode. The compose rules need the
