@@ -172,7 +172,15 @@ def test_push_errors_are_one_line(fake_docker, capsys, monkeypatch, args, env, s
 def test_push_refuses_a_digest_docker_did_not_record(fake_docker, capsys):
     (fake_docker / "digests").write_text(f"registry.example:5000/va/base@{D2}\n")
     rc, out, err = push(capsys, "registry.example:5000/va/base:v1")
-    assert rc == 1 and out == "" and "does not hold it" in err
+    assert rc == 1 and out == "" and "does not hold it for registry.example:5000/va/base" in err
+
+
+def test_push_that_hangs_is_killed(fake_docker, monkeypatch):
+    monkeypatch.setenv("FAKE_PUSH_OUT", "aaa: Preparing")
+    script = Path(docker_host.docker_cli())
+    script.write_text(script.read_text().replace('push)   printf', 'push)   sleep 30; printf'))
+    with pytest.raises(R.PushError, match="did not finish in 1 s"):  # unkilled, it would exit 0 after 30 s
+        R.push_image("registry.example:5000/va/base:v1", timeout=1)
 
 
 def test_push_without_docker_is_one_line(monkeypatch, capsys):

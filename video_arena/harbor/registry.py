@@ -15,11 +15,18 @@ so it could only mislead a reader).
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
+
+from video_arena.harbor import docker_host
+from video_arena.harbor.image import _last_line, _run
 
 DEFAULT_TAG = "latest"
 _DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
@@ -134,24 +141,11 @@ class PushResult:
     seconds: float
 
 
-def _docker(args: list[str], timeout: float | None = 60) -> subprocess.CompletedProcess:
-    from video_arena.harbor import docker_host
-
+def _docker(args: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
     cli = docker_host.docker_cli()
     if not cli:
         raise PushError("the docker CLI is not on PATH (install docker.io: run scripts/setup.sh)")
-    try:
-        return subprocess.run([cli, *args], capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as exc:
-        raise PushError(f"docker {args[0]} timed out after {exc.timeout:.0f} s") from exc
-    except OSError as exc:
-        raise PushError(f"cannot run docker: {exc}") from exc
-
-
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
-    return lines[-1] if lines else ""
+    return _run([cli, *args], timeout=timeout)
 
 
 def target_reference(text: str) -> ImageRef:
@@ -185,6 +179,14 @@ def classify_push_failure(registry: str, output: str) -> str:
     return f"registry {registry} refused the push: {last}"
 
 
+def _familiar(name: str) -> str:
+    """Docker's short form of a name: docker.io/library/x -> x, docker.io/u/x -> u/x (RepoDigests use it)."""
+    for prefix in ("docker.io/library/", "docker.io/", "index.docker.io/library/", "index.docker.io/"):
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
 def local_image_id(image: str) -> str:
     res = _docker(["image", "inspect", "--format", "{{.Id}}", image], timeout=30)
     if res.returncode != 0:
@@ -215,8 +217,6 @@ def push_image(target: str, image: str = "video-arena/base:latest", echo=None,
         ref = target_reference(target)
     except ImageReferenceError as exc:
         raise PushError(f"bad reference: {exc}") from exc
-    from video_arena.harbor import docker_host
-
     ok, why = docker_host.ensure_docker(start=False, install_compose=False)
     if not ok:
         raise PushError(f"Docker is not usable: {why}")
@@ -229,19 +229,30 @@ def push_image(target: str, image: str = "video-arena/base:latest", echo=None,
     lines: list[str] = []
     try:
         proc = subprocess.Popen([docker_host.docker_cli() or "docker", "push", tagged], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True)
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                                start_new_session=True)
     except OSError as exc:
         raise PushError(f"cannot run docker push: {exc}") from exc
-    deadline = time.monotonic() + timeout
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        lines.append(line.rstrip("\n"))
-        if line.strip() and ("Pushed" in line or "digest:" in line or "exists" in line):
-            echo(f"push: {line.strip()}")
-        if time.monotonic() > deadline:
-            proc.kill()
-            break
-    rc = proc.wait()
+    def kill() -> None:  # the whole process group: a child holding the pipe open cannot hang us
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    timer = threading.Timer(timeout, kill)  # a registry that stops answering cannot hang us
+    timer.start()
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.strip() and ("Pushed" in line or "digest:" in line or "exists" in line):
+                echo(f"push: {line.strip()}")
+        rc = proc.wait()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:  # interrupted (Ctrl-C): no push left running behind us
+            kill()
+            proc.wait()
+    if rc < 0:
+        raise PushError(f"docker push of {tagged} did not finish in {timeout:.0f} s (killed)")
     output = "\n".join(lines)
     if rc != 0:
         raise PushError(classify_push_failure(ref.domain or "", output))
@@ -254,10 +265,10 @@ def push_image(target: str, image: str = "video-arena/base:latest", echo=None,
     if local_image_id(tagged) != image_id:
         raise PushError(f"{tagged} was re-tagged to another image while it was pushed; push again")
     pinned = f"{ref.repository}@{digest}"
-    digests = repo_digests(image_id)
-    if pinned not in digests and not any(d.endswith("@" + digest) for d in digests):
+    repo = _familiar(ref.repository)
+    if not any(d.rsplit("@", 1) == [repo, digest] for d in map(_familiar, repo_digests(image_id))):
         raise PushError(f"docker push reported {digest} but Docker's record of image {image_id[:19]} "
-                        f"does not hold it (RepoDigests: {digests})")
+                        f"does not hold it for {ref.repository}")
     return PushResult(image, image_id, tagged, pinned, time.monotonic() - t0)
 
 
@@ -271,6 +282,9 @@ def push_main(args) -> int:
     except PushError as exc:
         print(f"video-arena image push: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("video-arena image push: error: interrupted; nothing was printed as pushed", file=sys.stderr)
+        return 130
     echo(f"push: {res.pushed_tag} = {res.pinned} (image {res.image_id[:19]}) in {res.seconds:.0f} s")
     echo(f"next: video-arena make-harbor --out DIR --base-image {res.pinned}")
     print(res.pinned, flush=True)
