@@ -205,6 +205,13 @@ def pinned(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+def test_make_harbor_hints_require_pinned(tmp_path, capsys):
+    assert gen(tmp_path / "p", "--base-image", PIN) == 0
+    assert f"validate_harbor.py {tmp_path / 'p'} --require-pinned;" in capsys.readouterr().out
+    assert gen(tmp_path / "t") == 0
+    assert "--require-pinned" not in capsys.readouterr().out
+
+
 def test_make_harbor_pins_every_task(pinned):
     marker = json.loads((pinned["mount"] / S.DATASET_MARKER).read_text())
     assert marker["base_image"] == PIN and marker["base_image_pinned"] is True

@@ -458,7 +458,8 @@ def main(argv: list[str] | None = None) -> int:
               f"agent user cannot open them), e.g. {res.unreadable_media[0]}; fix with "
               f"chmod a+r <tasks>/*/media/*.mp4", file=sys.stderr)
     if a.media == "mount" and a.host_media is None:
-        print(f"next: python validate_harbor.py {res.out}; export {S.MEDIA_ENV}=<the tasks tree>; "
+        pin_flag = " --require-pinned" if is_pinned(a.base_image) else ""
+        print(f"next: python validate_harbor.py {res.out}{pin_flag}; export {S.MEDIA_ENV}=<the tasks tree>; "
               f"harbor run -p {res.out} -a oracle")
     return 0
 
