@@ -3,7 +3,7 @@
     video-arena make-harbor --out harbor/video-arena                      # Protocol B, --net strict
     video-arena make-harbor --out harbor/video-arena-a --protocol A
     video-arena make-harbor --out harbor/va-local --net docker            # Docker hosts without egress control
-    video-arena make-harbor --out harbor/va-cloud --media copy --base-image REGISTRY/video-arena/base:TAG
+    video-arena make-harbor --out harbor/va-cloud --media copy --base-image REGISTRY/video-arena/base@sha256:<64 hex>
 
 Each case becomes `<out>/<game>-<case_id>/` (seed 001, "A task folder"):
 
@@ -44,6 +44,7 @@ from video_arena.digests import sha256_bytes
 from video_arena import paths
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
 from video_arena.harbor import spec as S
+from video_arena.harbor.registry import check_base_image, is_pinned
 
 GENERATOR = "video-arena make-harbor"
 
@@ -142,8 +143,9 @@ def _check_options(o: Options) -> None:
         raise GenerateError(f"--net must be one of {', '.join(S.NET_MODES)}, not {o.net!r}")
     if o.media not in S.MEDIA_MODES:
         raise GenerateError(f"--media must be mount or copy, not {o.media!r}")
-    if not o.base_image or any(c.isspace() for c in o.base_image):
-        raise GenerateError(f"--base-image {o.base_image!r} is not an image reference")
+    bad_image = check_base_image(o.base_image)
+    if bad_image:
+        raise GenerateError(f"--base-image: {bad_image}")
     if o.host_media is not None and not o.host_media.is_absolute():
         raise GenerateError(f"--host-media must be an absolute path (it is pinned into compose files): {o.host_media}")
     if o.limit is not None and o.limit < 1:
@@ -377,6 +379,7 @@ def generate(o: Options) -> Result:
             "format": S.DATASET_FORMAT, "generator": GENERATOR,
             "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "protocol": o.protocol, "net": o.net, "media": o.media, "base_image": o.base_image,
+            "base_image_pinned": is_pinned(o.base_image),
             "host_media": o.host_media is not None,
             "agent_timeout_sec": S.AGENT_TIMEOUT_SEC[o.protocol],
             "judge_sha256": sha256_bytes(judge_bytes),
@@ -413,7 +416,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"mount mode: pin this absolute tasks tree into the compose files instead of ${S.MEDIA_ENV}; "
                          "copy mode: read the videos from here")
     ap.add_argument("--base-image", default=S.DEFAULT_BASE_IMAGE, metavar="IMAGE",
-                    help=f"the sandbox image (default {S.DEFAULT_BASE_IMAGE}); for a cluster, the pushed name")
+                    help=f"the sandbox image (default {S.DEFAULT_BASE_IMAGE}); for a cluster, the pinned "
+                         "REGISTRY/NAME@sha256:<64 hex> that `video-arena image push` prints")
     ap.add_argument("--force", action="store_true", help="replace an existing dataset at --out")
     ap.add_argument("--games", default=None, help="comma-separated games (default: every game with cases)")
     ap.add_argument("--limit", type=int, default=None, metavar="N", help="the first N cases of each game")
@@ -454,7 +458,8 @@ def main(argv: list[str] | None = None) -> int:
               f"agent user cannot open them), e.g. {res.unreadable_media[0]}; fix with "
               f"chmod a+r <tasks>/*/media/*.mp4", file=sys.stderr)
     if a.media == "mount" and a.host_media is None:
-        print(f"next: python validate_harbor.py {res.out}; export {S.MEDIA_ENV}=<the tasks tree>; "
+        pin_flag = " --require-pinned" if is_pinned(a.base_image) else ""
+        print(f"next: python validate_harbor.py {res.out}{pin_flag}; export {S.MEDIA_ENV}=<the tasks tree>; "
               f"harbor run -p {res.out} -a oracle")
     return 0
 

@@ -4,6 +4,7 @@
                             [--no-cache] [--reuse] [--mirror URL] [--online-pip] [--rebuild-base]
     video-arena image base  [--tag video-arena/debian:bookworm] [--mirror URL] [--force]
     video-arena image wheelhouse
+    video-arena image push  REGISTRY/NAME[:TAG] [--image video-arena/base:latest]   (registry.py)
 
 The build works on hosts that reach neither Docker Hub nor PyPI from inside containers:
 
@@ -587,6 +588,10 @@ def _parser() -> argparse.ArgumentParser:
                       help="Debian mirror (default: the host's apt source)")
     base.add_argument("--force", action="store_true", help="make it even if the tag exists")
     sub.add_parser("wheelhouse", help="download the image's pinned wheels into .cache/wheelhouse")
+    push = sub.add_parser("push", help="push the image to a registry; prints REGISTRY/NAME@sha256:... "
+                                       "for make-harbor --base-image")
+    push.add_argument("reference", metavar="REGISTRY/NAME[:TAG]", help="where to push (tag default: latest)")
+    push.add_argument("--image", default=DEFAULT_TAG, help="the local image to push (default: %(default)s)")
     return p
 
 
@@ -596,6 +601,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.action is None:
         parser.print_help()
         return 2
+    if args.action == "push":
+        from video_arena.harbor.registry import push_main
+
+        return push_main(args)
     try:
         if args.action == "wheelhouse":
             print(build_wheelhouse())

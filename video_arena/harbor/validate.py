@@ -13,6 +13,9 @@ For every task folder under DIR (or DIR itself when it is one task):
     [verifier.env] or [solution.env], no docker_image (copy mode: Dockerfile FROM) other than the base
     image the dataset marker declares, no mcp_servers, skills_dir, healthcheck, [verifier.environment],
     [[verifier.collect]] or [[steps]];
+  * the base image reference is well-formed; in a dataset made pinned (--base-image NAME@sha256:...)
+    it is that exact pin and Harbor's unpinned-image rule runs too; --require-pinned refuses any tag
+    (without it a tag is one note, fine on a single host);
   * no symlink (to a file or a folder), FIFO or device anywhere in the task folder;
   * `harbor lint` (harbor.lint.lint_task, default rules + root-agent) finds nothing, except the
     documented compose-external-bind-mount of the video in mount mode. The compose rules need the
@@ -57,6 +60,7 @@ from video_arena.digests import sha256_bytes, sha256_file
 from video_arena.core import load_game
 from video_arena.harbor.generate import (Options, _load_judge, media_world_readable, task_context,
                                          template_env, templates_dir)
+from video_arena.harbor.registry import check_base_image, is_pinned
 
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 _DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
@@ -163,6 +167,26 @@ def declared_base_image(dataset: Path) -> str:
     return image if isinstance(image, str) and image else S.DEFAULT_BASE_IMAGE
 
 
+def marker_pin_problems(dataset: Path) -> list[str]:
+    """The dataset marker's base image must be a well-formed reference, and its `base_image_pinned`
+    (written since make-harbor pins) must agree with it: an edit that unpins one but not the other is
+    reported instead of trusted."""
+    try:
+        marker = json.loads((dataset / S.DATASET_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"{S.DATASET_MARKER} is unreadable: {exc}"]
+    image = marker.get("base_image") if isinstance(marker, dict) else None
+    if image is None:
+        return []
+    if not isinstance(image, str) or check_base_image(image):
+        return [f"{S.DATASET_MARKER} base_image: {check_base_image(image) if isinstance(image, str) else repr(image)}"]
+    flag = marker.get("base_image_pinned")
+    if flag is not None and flag is not is_pinned(image):
+        return [f"{S.DATASET_MARKER} says base_image_pinned={flag} but its base_image {image!r} is "
+                + ("not " if flag else "") + "a digest pin"]
+    return []
+
+
 _COMPOSE_MAIN_KEYS = {"entrypoint", "network_mode", "volumes", "command"}
 _COMPOSE_BATCH = 120
 
@@ -252,9 +276,12 @@ class _ComposeBatch:
 
 
 class Validator:
-    def __init__(self, tasks_root: Path, with_compose: bool, base_image: str | None = None):
+    def __init__(self, tasks_root: Path, with_compose: bool, base_image: str | None = None,
+                 require_pinned: bool = False):
         self.tasks_root = tasks_root
         self.with_compose = with_compose
+        #: every task's base image must be REGISTRY/NAME@sha256:<64 hex> (cluster use), not a tag
+        self.require_pinned = require_pinned
         #: None: each task's dataset marker (its parent folder) declares it (else the default image)
         self.base_image = base_image
         #: load compose files of many tasks in one `docker compose config` run (False: one per task)
@@ -343,6 +370,7 @@ class Validator:
         if media == "mount" and cfg.environment.docker_image and cfg.environment.docker_image != base_image:
             P.append(f"[environment].docker_image is {cfg.environment.docker_image!r}, not the declared base image "
                      f"{base_image!r}")
+        self._check_pin(d, media, cfg.environment.docker_image, base_image, P, rep)
         self._check_extras(cfg, P)
 
         # -- the tasks tree: what this task must deliver
@@ -357,7 +385,32 @@ class Validator:
         self._check_agent_side(d, protocol, net, media, game, case_id, seed, r, P, rep, base_image)
         self._check_verifier_side(d, protocol, game, case_id, seed, r, P)
         self._check_solution(d, protocol, P)
-        self._check_lint(d, media, P, rep)
+        self._check_lint(d, media, P, rep, pinned=is_pinned(base_image))
+
+    def _check_pin(self, d: Path, media: str, docker_image: str | None, base_image: str, P: list[str],
+                   rep: TaskReport) -> None:
+        """The task's base image reference (mount: docker_image; copy: the Dockerfile's FROM) must be a
+        well-formed reference; a pinned dataset's (or, with require_pinned, any) must be a digest pin."""
+        used = docker_image
+        if media == "copy":
+            froms = [ln.split()[1:] for ln in _read_lines(d / "environment" / "Dockerfile")
+                     if ln.split()[:1] and ln.split()[0].upper() == "FROM"]
+            used = froms[0][0] if len(froms) == 1 and len(froms[0]) == 1 else None
+        if not used:
+            return  # a missing image / a malformed FROM is reported by the checks that expect them
+        where = "environment/Dockerfile FROM" if media == "copy" else "[environment].docker_image"
+        bad = check_base_image(used)
+        if bad:
+            P.append(f"{where}: {bad}")
+        elif is_pinned(used):
+            rep.notes.append(f"base image pinned to {used}")
+        elif is_pinned(base_image):
+            P.append(f"{where} {used!r} is unpinned (a tag), but the dataset was made pinned to {base_image}")
+        elif self.require_pinned:
+            P.append(f"{where} {used!r} is unpinned (a tag names whatever was pushed last): push with "
+                     "`video-arena image push` and regenerate with --base-image REGISTRY/NAME@sha256:<64 hex>")
+        else:
+            rep.notes.append(f"{UNPINNED_NOTE}{used}")
 
     def _check_extras(self, cfg, P: list[str]) -> None:
         """What make-harbor never writes and an agent could use: env vars, a second image, MCP servers,
@@ -631,13 +684,15 @@ class Validator:
         if any(rewards.get(k) != 1.0 for k in REWARD_KEYS):
             P.append(f"the oracle answer does not score 1.0 with the judge: {rewards}")
 
-    def _check_lint(self, d: Path, media: str, P: list[str], rep: TaskReport) -> None:
+    def _check_lint(self, d: Path, media: str, P: list[str], rep: TaskReport, pinned: bool = False) -> None:
         from harbor.lint import lint_task
         from harbor.lint.models import COMPOSE_RULES, DEFAULT_RULES, LintRule
 
         rules = set(DEFAULT_RULES) | {LintRule.ROOT_AGENT}
         if not self.with_compose:
             rules -= set(COMPOSE_RULES) - {LintRule.INVALID_TASK_CONFIG, LintRule.INVALID_TASK_FILES}
+        if pinned or self.require_pinned:  # Harbor's own check of docker_image / FROM (off by default)
+            rules.add(LintRule.UNPINNED_IMAGE)
         for f in lint_task(d, selected_rules=rules):
             where = f"{Path(f.path).relative_to(d) if f.path and Path(f.path).is_relative_to(d) else f.path}"
             expected = (media == "mount" and f.rule == LintRule.COMPOSE_EXTERNAL_BIND_MOUNT
@@ -662,6 +717,7 @@ class Validator:
             if not marker.is_file():
                 dataset_problems.append(f"{root} has no {S.DATASET_MARKER}: not written by make-harbor")
             else:
+                dataset_problems += marker_pin_problems(root)
                 listed = sorted(json.loads(marker.read_text(encoding="utf-8")).get("tasks", []))
                 found = sorted(f"{S.TASK_ORG}/{p.name}" for p in tasks)
                 if listed != found:
@@ -704,6 +760,14 @@ class Validator:
 
 
 _WORKER: Validator | None = None
+UNPINNED_NOTE = "unpinned base image: "
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
 
 
 def _check_in_worker(task: Path) -> TaskReport:
@@ -719,6 +783,8 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"the tasks tree it was generated from (default ${paths.TASKS_ROOT_ENV} or the checkout's tasks/)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (threads for small datasets) checking folders at once")
     ap.add_argument("--no-compose", action="store_true", help="skip lint's compose rules even if docker compose is present")
+    ap.add_argument("--require-pinned", action="store_true",
+                    help="a base image given by tag (not REGISTRY/NAME@sha256:...) is an error, not a note (cluster use)")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true", help="also print notes for good folders")
     a = ap.parse_args(argv)
@@ -731,7 +797,7 @@ def main(argv: list[str] | None = None) -> int:
     if not with_compose:
         print("validate: note: docker compose is not available, so harbor lint's compose rules are skipped "
               "(the compose files are still checked by this validator)", file=sys.stderr)
-    v = Validator(paths.tasks_root(a.tasks_root), with_compose)
+    v = Validator(paths.tasks_root(a.tasks_root), with_compose, require_pinned=a.require_pinned)
     reports, dataset_problems = v.check_dataset(root, a.jobs, progress=not a.no_progress)
     bad = [r for r in reports if not r.ok]
     for p in dataset_problems:
@@ -744,6 +810,11 @@ def main(argv: list[str] | None = None) -> int:
         for rep in reports:
             for n in sorted(set(rep.notes)):
                 print(f"note {rep.path.name}: {n}")
+    unpinned = sorted({n[len(UNPINNED_NOTE):] for r in reports for n in r.notes if n.startswith(UNPINNED_NOTE)})
+    if unpinned:
+        print(f"note: the base image {', '.join(unpinned)} is a tag, not a digest: each Docker host runs "
+              "whatever it names there (fine on one machine; for a cluster, `video-arena image push` and "
+              "--base-image REGISTRY/NAME@sha256:..., then validate --require-pinned)")
     status = "FAILED" if bad or dataset_problems else "OK"
     print(f"validate {status}: {len(reports)} task folders, {len(reports) - len(bad)} good, {len(bad)} bad "
           f"({'with' if with_compose else 'without'} compose lint) in {time.monotonic() - t0:.1f} s")
