@@ -1,6 +1,9 @@
 """`video-arena oracle-check`: the project's main job on its built-in cases, end to end on real Docker.
 
     video-arena oracle-check                 # 1 case per game, both protocols
+    video-arena oracle-check --render-media  # first re-render every built-in video (build-cases
+                                             # --media-only, checked against the manifests) while the
+                                             # sandbox image builds: the README's main job
     video-arena oracle-check --all           # every case
     video-arena oracle-check --limit 3 --protocols B -n 4
 
@@ -161,6 +164,52 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
     return trials
 
 
+def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path | None, games: str | None) -> int:
+    """`build-cases --media-only` in the foreground (its progress bar and per-game lines), and meanwhile
+    Docker and the image in a child process logging to .cache/oracle-check-image.log: the image build
+    waits mostly on apt and the disk, the render on the CPU, so together they take about the longer one."""
+    log = paths.REPO_ROOT / ".cache" / "oracle-check-image.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    code = ("import sys\n"
+            "from video_arena.harbor.docker_host import ensure_docker\n"
+            "from video_arena.harbor.image import build_image, image_exists\n"
+            "ok, why = ensure_docker(echo=print)\n"
+            "print('docker:', why, flush=True)\n"
+            "sys.exit(2) if not ok else None\n"
+            f"tag, rebuild = {tag!r}, {rebuild!r}\n"
+            "if rebuild or not image_exists(tag):\n"
+            "    build_image(tag=tag, reuse=not rebuild)\n"
+            "else:\n"
+            "    print('image: reusing', tag)\n")
+    with open(log, "w", encoding="utf-8") as fh:
+        image_proc = subprocess.Popen([sys.executable, "-c", code], stdout=fh, stderr=subprocess.STDOUT,
+                                      stdin=subprocess.DEVNULL, cwd=paths.REPO_ROOT)
+    print(f"image: building {tag} in the background (log: {log})", flush=True)
+    from video_arena.cases import build as B
+
+    args = ["--media-only"] + (["--tasks-root", str(tasks_root)] if tasks_root else []) + (["--games", games] if games else [])
+    t0 = time.monotonic()
+    try:
+        media_rc = B.main(args)
+    except BaseException:
+        image_proc.terminate()
+        raise
+    print(f"media: build-cases --media-only exited {media_rc} after {time.monotonic() - t0:.0f} s", flush=True)
+    t1 = time.monotonic()
+    image_rc = image_proc.wait()
+    tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    print(f"image: done {time.monotonic() - t1:.0f} s after the media (exit {image_rc}); "
+          f"{tail[-1] if tail else 'no output'}", flush=True)
+    if image_rc:
+        print("oracle-check: the image build failed; the end of its log:\n" + "\n".join(tail[-25:]), file=sys.stderr)
+        return 2
+    if media_rc:
+        print("oracle-check: re-rendering the media failed or a video differs from its manifest (see above)",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="video-arena oracle-check", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -174,12 +223,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--image", default=S.DEFAULT_BASE_IMAGE, help="the sandbox image tag to build/reuse and run")
     ap.add_argument("--rebuild", action="store_true", help="build the image even if it exists")
     ap.add_argument("-n", "--n-concurrent", type=int, default=2, help="harbor run -n (default 2)")
+    ap.add_argument("--render-media", action="store_true",
+                    help="first re-render every built-in video from the committed ground truth and check it "
+                         "against the manifest (build-cases --media-only), building the image meanwhile")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
     protocols = [p.strip().upper() for p in a.protocols.split(",") if p.strip()]
     if not protocols or any(p not in S.PROTOCOLS for p in protocols):
         print(f"oracle-check: --protocols must be A, B or A,B, not {a.protocols!r}", file=sys.stderr)
         return 2
+    if a.render_media:
+        rc = render_media_while_building_image(a.image, a.rebuild, a.tasks_root, a.games)
+        if rc:
+            return rc
+        a.rebuild = False
 
     from video_arena.harbor.docker_host import ensure_docker
 

@@ -112,16 +112,23 @@ def cmd_measure(a) -> int:
                 picks.append((spec, step, e.type, v_est))
     picks = picks[:: max(1, len(picks) // a.events)][: a.events]
     errs = []
-    for spec, step, etype, v_est in picks:
+
+    def one(pick):
+        spec, step, etype, v_est = pick
         t = time.monotonic()
         full = P.simulate(spec, {"rollouts": a.rollouts, "horizon": 0, "rollout_seed": 7}, at_steps=[step],
                           out=P.run_dir() / f"full-{P.spec_id(spec)}-{step}.json")
-        outs = full["rollouts"][0]["outcomes"]
-        v_full = sum(1.0 if gl > gr else 0.5 if gl == gr else 0.0 for gl, gr, _ in outs) / len(outs)
-        se = math.sqrt(max(v_full * (1 - v_full), 0.25 / len(outs)) / len(outs))
-        errs.append(abs(v_full - v_est))
-        print(f"{P.spec_id(spec)} step {step} {etype}: full {v_full:.3f} (+-{se:.3f}) est {v_est:.3f} "
-              f"|diff| {abs(v_full - v_est):.3f}  ({time.monotonic() - t:.0f}s)", flush=True)
+        return pick, full, time.monotonic() - t
+
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        for (spec, step, etype, v_est), full, dt in pool.map(one, picks):
+            outs = full["rollouts"][0]["outcomes"]
+            v_full = sum(1.0 if gl > gr else 0.5 if gl == gr else 0.0 for gl, gr, _ in outs) / len(outs)
+            se = math.sqrt(max(v_full * (1 - v_full), 0.25 / len(outs)) / len(outs))
+            errs.append(abs(v_full - v_est))
+            print(f"{P.spec_id(spec)} step {step} ({spec['steps'] - step} left) {etype}: full {v_full:.3f} "
+                  f"(+-{se:.3f}, {len(outs)} rollouts) est {v_est:.3f} |diff| {abs(v_full - v_est):.3f}  "
+                  f"({dt:.0f}s engine wall)", flush=True)
     if errs:
         print(f"{len(errs)} events: mean |full - estimate| {sum(errs) / len(errs):.3f}, max {max(errs):.3f}")
     return 0
@@ -141,6 +148,7 @@ def main(argv=None) -> int:
             p.add_argument("--events", type=int, default=6)
             p.add_argument("--rollouts", type=int, default=32)
             p.add_argument("--max-left", type=int, default=600)
+            p.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args(argv)
     try:
         return {"simulate": cmd_simulate, "fit": cmd_fit, "measure": cmd_measure}[a.cmd](a)

@@ -367,8 +367,12 @@ class GFootballPlugin(GamePlugin):
 
     # -- records --
     def select_records(self, n: int, seed: int) -> list[dict[str, Any]]:
+        """The committed or cached records, and the engine (one match per core at a time) for the rest."""
+        from concurrent.futures import ThreadPoolExecutor
+
         committed = _committed_records()
-        return [load_or_simulate(spec, committed) for spec in match_specs(n, seed)]
+        with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+            return list(pool.map(lambda spec: load_or_simulate(spec, committed), match_specs(n, seed)))
 
     def replay(self, record: dict[str, Any]) -> list[Step]:
         return [Step(e.type, e.actor, e.where) for e in MS.derive_events(decoded(record))]
