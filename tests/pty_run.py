@@ -44,7 +44,8 @@ def env_for(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def run(cmd: list[str], *, tty: bool, env: dict[str, str] | None = None, cwd: str | Path | None = None,
-        timeout: float = 120, cols: int = 120) -> Run:
+        timeout: float = 120, cols: int = 120, merged: bool = False) -> Run:
+    """`merged`: stdout on the same terminal as stderr (Run.stdout is then empty)."""
     env = env_for(env)
     if not tty:
         p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, cwd=cwd,
@@ -52,10 +53,11 @@ def run(cmd: list[str], *, tty: bool, env: dict[str, str] | None = None, cwd: st
         return Run(p.returncode, p.stdout, p.stderr)
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
-    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=env, cwd=cwd)
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave if merged else subprocess.PIPE, stderr=slave,
+                         env=env, cwd=cwd)
     os.close(slave)
     err, out = bytearray(), bytearray()
-    fds = {master: err, p.stdout.fileno(): out}
+    fds = {master: err} if merged else {master: err, p.stdout.fileno(): out}
     try:
         while fds:
             ready, _, _ = select.select(list(fds), [], [], timeout)
@@ -73,7 +75,8 @@ def run(cmd: list[str], *, tty: bool, env: dict[str, str] | None = None, cwd: st
         rc = p.wait(timeout)
     finally:
         os.close(master)
-        p.stdout.close()
+        if p.stdout:
+            p.stdout.close()
         if p.poll() is None:
             p.kill()
     return Run(rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
@@ -81,4 +84,5 @@ def run(cmd: list[str], *, tty: bool, env: dict[str, str] | None = None, cwd: st
 
 def no_bar(text: str) -> bool:
     """Nothing of a progress bar: no carriage return, escape sequence, bar block or N/TOTAL [..<.."""
+    text = text.replace("\r\n", "\n")  # a terminal's own line ends
     return not any(m in text for m in BAR_MARKS) and not COUNT_ETA_RE.search(text)

@@ -16,7 +16,8 @@ What every bar does, in one place:
   turns it off;
 - it disappears when it closes (the command prints its own summary line), also on an error;
 - a bar opened while another is open (run-b inside `baselines`) draws nothing of its own: its
-  progress counts in the outer bar, inside the outer bar's current `stage`.
+  progress counts in the outer bar, inside the outer bar's current `stage` (unless it was turned
+  off with enabled=False: then it counts nowhere).
 
 `watch(bar, count)` advances a bar from something observed outside the process, e.g. the trial
 result files a `harbor run` child writes into its job folder.
@@ -24,6 +25,7 @@ result files a `harbor run` child writes into its job folder.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import sys
 import threading
@@ -71,21 +73,30 @@ class Bar:
         self._stage_label = ""
         self._tqdm = None
         self._closed = False
-        with _lock:
-            self.parent = _innermost()
+        with _lock:  # turned off (enabled=False): it counts nowhere, not even in an outer bar
+            self.parent = None if enabled is False else _innermost()
             _open.append(weakref.ref(self))
         self._stream = sys.stderr if stream is None else stream
         if self.parent is None and wanted(enabled, self._stream):
             from tqdm import tqdm
 
             self._tqdm = tqdm(total=self.total, initial=self.n, desc=desc, unit=unit, file=self._stream,
-                              leave=False, dynamic_ncols=True, mininterval=0.2, smoothing=0.1)
+                              leave=False, dynamic_ncols=True)  # TQDM_MININTERVAL etc. still apply
+            # while the bar is drawn, every line printed by this process (any module, any thread)
+            # goes around it: the bar is cleared, the line written whole, the bar drawn again
+            self._saved = (sys.stdout, sys.stderr)
+            sys.stdout, sys.stderr = _AroundBar(sys.stdout, self._tqdm), _AroundBar(sys.stderr, self._tqdm)
 
     # -- state -----------------------------------------------------------------------------------
     @property
     def active(self) -> bool:
         """True when this bar (not a parent) is drawing on a terminal."""
         return self._tqdm is not None
+
+    @property
+    def drawing(self) -> bool:
+        """True when this bar or the outer bar it counts in is drawing on a terminal."""
+        return self._drawing() is not None
 
     def update(self, n: int = 1) -> None:
         with _lock:
@@ -123,14 +134,8 @@ class Bar:
     set_postfix_str = set_postfix
 
     def write(self, line: str, file: TextIO | None = None) -> None:
-        """Print a line (to stdout unless `file` says otherwise) without breaking the bar."""
-        file = sys.stdout if file is None else file
-        if self._drawing() is not None:
-            from tqdm import tqdm
-
-            tqdm.write(line, file=file)
-        else:
-            print(line, file=file, flush=True)
+        """Print a line (to stdout unless `file` says otherwise); a plain print() does the same."""
+        print(line, file=sys.stdout if file is None else file, flush=True)
 
     def wrap(self, iterable: Iterable) -> Iterator:
         """Yield the items of `iterable`, counting each one when it is done."""
@@ -181,6 +186,14 @@ class Bar:
             self._closed = True
             _open[:] = [r for r in _open if r() is not None and r() is not self]
             if self._tqdm is not None:
+                out, err = sys.stdout, sys.stderr
+                for w in (out, err):
+                    if isinstance(w, _AroundBar):
+                        w.flush_partial()
+                if out is not self._saved[0] and isinstance(out, _AroundBar):
+                    sys.stdout = self._saved[0]
+                if err is not self._saved[1] and isinstance(err, _AroundBar):
+                    sys.stderr = self._saved[1]
                 self._tqdm.close()  # leave=False: the line is cleared
 
     def __del__(self) -> None:
@@ -192,6 +205,57 @@ class Bar:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _AroundBar(io.TextIOBase):
+    """sys.stdout/sys.stderr while a bar is drawn: the bar is cleared, whole lines written, the bar redrawn."""
+
+    def __init__(self, stream: TextIO, drawn):
+        self._stream, self._drawn, self._partial = stream, drawn, ""
+
+    def write(self, text: str) -> int:
+        with _lock:
+            self._partial += text
+            if "\n" in self._partial:
+                lines, self._partial = self._partial.rsplit("\n", 1)
+                self._drawn.clear()
+                self._stream.write(lines + "\n")
+                self._stream.flush()
+                self._drawn.refresh()
+        return len(text)
+
+    def flush_partial(self) -> None:
+        with _lock:
+            if self._partial:
+                self._stream.write(self._partial)
+                self._partial = ""
+            self._stream.flush()
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self):  # type: ignore[override]
+        return getattr(self._stream, "encoding", "utf-8")
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def current() -> Bar | None:
+    """The innermost open bar, if any (a step that prints a lot, like a `harbor run` child, asks
+    whether a bar is being drawn before it lets the child write to the terminal)."""
+    with _lock:
+        return _innermost()
 
 
 def bar(total: int, desc: str, unit: str, *, enabled: bool | None = None, initial: int = 0,
@@ -209,7 +273,7 @@ def watch(b: Bar, count: Callable[[], int], interval: float = 1.0) -> Iterator[B
     def poll() -> None:
         while not stop.wait(interval):
             with contextlib.suppress(OSError):
-                b.set_n(count())
+                b.set_n(min(count(), b.total))  # retried trials, say, never count past the total
 
     t = threading.Thread(target=poll, name="progress-watch", daemon=True)
     t.start()
@@ -219,4 +283,4 @@ def watch(b: Bar, count: Callable[[], int], interval: float = 1.0) -> Iterator[B
         stop.set()
         t.join()
         with contextlib.suppress(OSError):
-            b.set_n(count())
+            b.set_n(min(count(), b.total))

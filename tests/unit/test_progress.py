@@ -38,6 +38,16 @@ def test_on_a_terminal_the_bar_shows_count_of_total_eta_and_unit_on_stderr_only(
     assert re.search(r"\r +\r$", r.stderr)  # the bar's line is blanked when it closes
 
 
+def test_lines_printed_anywhere_during_the_bar_come_out_whole_on_the_same_terminal():
+    code = DEMO.replace('b.write(f"line {i}")', 'print(f"line {i}"); print(f"err {i}", file=sys.stderr)')
+    r = run(python_cmd("-c", code), tty=True, merged=True)
+    assert r.rc == 0 and r.counts()
+    for i in range(4):  # the bar is blanked first, so the line starts at column 0 and is never glued to it
+        for line in (f"line {i}", f"err {i}"):
+            assert re.search(rf"\r +\r{line}\r\n", r.stderr), (line, r.stderr)
+    assert re.search(r"\r +\rresult 4\r\n$", r.stderr)
+
+
 def test_off_a_terminal_nothing_of_the_bar_is_written():
     r = run(python_cmd("-c", DEMO), tty=False)
     assert r.rc == 0
