@@ -212,8 +212,11 @@ class _AroundBar(io.TextIOBase):
 
     def __init__(self, stream: TextIO, drawn):
         self._stream, self._drawn, self._partial = stream, drawn, ""
+        self._pid = os.getpid()
 
     def write(self, text: str) -> int:
+        if os.getpid() != self._pid:  # a forked worker: its copy of the bar is stale, never draw it
+            return self._stream.write(text)
         with _lock:
             self._partial += text
             if "\n" in self._partial:

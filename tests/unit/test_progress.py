@@ -155,3 +155,23 @@ def test_write_off_a_terminal_goes_to_the_named_stream():
     with P.bar(1, "w", "task", enabled=False) as b:
         b.write("hello", file=out)
     assert out.getvalue() == "hello\n"
+
+
+def test_a_forked_worker_printing_never_draws_its_stale_copy_of_the_bar():
+    code = textwrap.dedent("""
+        import os, sys, warnings
+        warnings.simplefilter("ignore")  # fork() in a process with threads: its warning would race the child
+        from video_arena import progress as P
+        with P.bar(5, "demo", "case") as b:
+            b.update(3)
+            pid = os.fork()
+            if pid == 0:
+                print("child line", flush=True)
+                os._exit(0)
+            os.waitpid(pid, 0)
+            print("parent after", file=sys.stderr)
+            b.update(2)
+    """)
+    r = run(python_cmd("-c", code), tty=True, merged=True)
+    assert r.rc == 0
+    assert re.search(r"child line\r\n\r +\rparent after\r\n", r.stderr), r.stderr

@@ -159,3 +159,21 @@ def test_baselines_bar_counts_the_cells_of_run_b_inside_it(tmp_path: Path) -> No
             assert runner.main(argv) == 0  # already finished: 0 run, the stage still ends at 2 + 3
         assert outer.n == 5
     assert json.loads((tmp_path / "out" / "toy" / "Tq3Vx8Lm" / "run.json").read_text())["answer_state"] == "wrote"
+
+
+@pytest.mark.slow  # renders two small test videos with ffmpeg
+@pytest.mark.parametrize("tty", [True, False])
+def test_run_a(tmp_path: Path, tty: bool) -> None:
+    from fixtures.openai_test_server import OpenAITestServer
+    from fixtures.protocol_a_tree import make_tasks_tree
+
+    tree = make_tasks_tree(tmp_path / "tasks")
+    with OpenAITestServer() as srv:  # every reply: {"events": []}
+        r = run(va("run-a", "--model", "m", "--base-url", srv.base_url, "--out", tmp_path / "out", "--tasks-root", tree,
+                   "--cache-dir", tmp_path / "cache"), tty=tty, env={**EVERY_DRAW, "OPENAI_API_KEY": "k"})
+    assert r.rc == 0, r.stderr
+    assert "done: answered 2; skipped 0" in r.stderr
+    if tty:
+        assert_bar(r, 2, "cell", "run-a m")
+    else:  # before this bar, run-a drew its tqdm bar into logs too
+        assert no_bar(r.stderr), r.stderr
