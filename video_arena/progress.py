@@ -85,7 +85,8 @@ class Bar:
             # while the bar is drawn, every line printed by this process (any module, any thread)
             # goes around it: the bar is cleared, the line written whole, the bar drawn again
             self._saved = (sys.stdout, sys.stderr)
-            sys.stdout, sys.stderr = _AroundBar(sys.stdout, self._tqdm), _AroundBar(sys.stderr, self._tqdm)
+            self._around = (_AroundBar(sys.stdout, self._tqdm), _AroundBar(sys.stderr, self._tqdm))
+            sys.stdout, sys.stderr = self._around
 
     # -- state -----------------------------------------------------------------------------------
     @property
@@ -186,15 +187,13 @@ class Bar:
             self._closed = True
             _open[:] = [r for r in _open if r() is not None and r() is not self]
             if self._tqdm is not None:
-                out, err = sys.stdout, sys.stderr
-                for w in (out, err):
-                    if isinstance(w, _AroundBar):
-                        w.flush_partial()
-                if out is not self._saved[0] and isinstance(out, _AroundBar):
-                    sys.stdout = self._saved[0]
-                if err is not self._saved[1] and isinstance(err, _AroundBar):
-                    sys.stderr = self._saved[1]
                 self._tqdm.close()  # leave=False: the line is cleared
+                for w in self._around:  # then what was printed without its newline yet
+                    w.flush_partial()
+                if sys.stdout is self._around[0]:  # unless someone swapped it since
+                    sys.stdout = self._saved[0]
+                if sys.stderr is self._around[1]:
+                    sys.stderr = self._saved[1]
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):

@@ -175,3 +175,17 @@ def test_a_forked_worker_printing_never_draws_its_stale_copy_of_the_bar():
     r = run(python_cmd("-c", code), tty=True, merged=True)
     assert r.rc == 0
     assert re.search(r"child line\r\n\r +\rparent after\r\n", r.stderr), r.stderr
+
+
+def test_a_line_without_its_newline_comes_out_after_the_bar_is_gone():
+    code = textwrap.dedent("""
+        import sys
+        from video_arena import progress as P
+        with P.bar(2, "demo", "case") as b:
+            b.update(1)
+            print("half a line", end="", flush=True)
+        print(" and its end")
+    """)
+    r = run(python_cmd("-c", code), tty=True, merged=True)
+    assert r.rc == 0
+    assert re.search(r"\r +\rhalf a line and its end\r\n$", r.stderr), r.stderr
