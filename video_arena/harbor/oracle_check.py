@@ -164,6 +164,7 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
             progress.watch(bar, lambda: sum(1 for _ in jobs_dir.glob(f"va-*-{stamp}/*/result.json"))):
         for (protocol, dataset), agent in ((d, ag) for d in datasets.items() for ag in agents):
             job = f"va-{agent}-{protocol.lower()}-{stamp}"
+            bar.set_postfix(f"{agent} {protocol}")
             rc = run_harbor(dataset, agent, job, jobs_dir, media_root, n_concurrent)
             got = read_trials(jobs_dir / job, agent, protocol)
             if rc != 0:
