@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from video_arena import paths
+from video_arena import paths, progress
 
 SCRIPT = Path(__file__).resolve().parent / "perception_agent.py"
 AGENT = "agents.perception_agent:PerceptionAgent"
@@ -79,8 +79,10 @@ def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tas
 
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(paths.REPO_ROOT), old]))
-    try:
-        rc = OC.run_harbor(dataset, AGENT, job, out / "jobs", media_root, n_concurrent=2)
+    try:  # a trial's result.json appears when it ends
+        with progress.bar(len(res.tasks), "harbor", "trial") as bar, \
+                progress.watch(bar, lambda: sum(1 for _ in (out / "jobs" / job).glob("*/result.json"))):
+            rc = OC.run_harbor(dataset, AGENT, job, out / "jobs", media_root, n_concurrent=2)
     finally:
         if old is None:
             os.environ.pop("PYTHONPATH", None)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena.progress import bar as progress_bar
 from video_arena.baselines import chance_agent
 
 HERE = Path(__file__).resolve().parent
@@ -155,8 +156,9 @@ def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[st
 
     J = load_judge()
     bounds: dict[str, list[float]] = {}
-    for g in games:
-        for cid in case_ids(tasks_root, g, limit):
+    todo = [(g, cid) for g in games for cid in case_ids(tasks_root, g, limit)]
+    with progress_bar(3 * len(todo), "oracle, nop, grid ceiling", "cell") as bar:
+        for g, cid in todo:
             gt = J.load_gt(tasks_root / g / "gt" / f"{cid}.json")
             write_cell(out / "oracle", g, cid, J.oracle_answer(gt), "B", "oracle")
             write_cell(out / "nop", g, cid, {"events": []}, "B", "nop")
@@ -164,6 +166,7 @@ def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[st
             write_cell(out / "grid-ceiling", g, cid, grid_ceiling_answer(gt, ts, 3.0), "A", "grid-ceiling",
                        {"grid_fps_eff": fps_eff, "grid_n_frames": len(ts)})
             bounds.setdefault(g, []).append(min(1.0, 2 * 3.0 * fps_eff))
+            bar.update(3)
     return bounds
 
 
@@ -242,7 +245,7 @@ def run_a(out: Path, mode: str, seed: int, rate_table: dict[str, float], games: 
         srv.default = protocol_a_action(mode, seed, rate_table)
         argv = ["--model", mode, "--base-url", srv.base_url, "--out", str(out), "--games", ",".join(games),
                 "--tasks-root", str(tasks_root), "--media-root", str(media_root), "--cache-dir", str(cache),
-                "--workers", str(workers), "--no-progress"]
+                "--workers", str(workers)]
         if limit:
             argv += ["--limit", str(limit)]
         env_key = os.environ.get("OPENAI_API_KEY")
@@ -415,6 +418,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--harbor", action="store_true", help="also run the perception agent on Harbor (Docker)")
     ap.add_argument("--skip", default="", help="comma-separated systems not to (re)run: " + ",".join(s[0] for s in SYSTEMS))
     ap.add_argument("--force", action="store_true", help="re-run cells that already have a run.json")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (also: VA_NO_PROGRESS=1)")
     args = ap.parse_args(argv)
     try:
         return _main(args)
@@ -449,27 +453,31 @@ def _main(args) -> int:
             if folder not in skip and (out / folder).exists():
                 shutil.rmtree(out / folder)
 
-    print("baselines: oracle, nop, grid ceiling", file=sys.stderr)
-    bounds = direct_systems(out, tasks_root, media_root, games, args.limit)
-    if "chance-b" not in skip:
-        run_b(out / "chance-b", chance_cmd("chance", args.seed, rate_table), "chance", games, args.limit,
-              tasks_root, media_root, args.workers)
-    if "majority-b" not in skip:
-        run_b(out / "majority-b", chance_cmd("majority", args.seed, rate_table), "majority", games, args.limit,
-              tasks_root, media_root, args.workers)
-    if "perception-b" not in skip:
-        run_b(out / "perception-b", perception_cmd(), "perception", games, args.limit, tasks_root, media_root,
-              args.workers)
-    cache = out / ".frames-cache"
-    for mode in ("chance", "majority"):
-        if f"{mode}-a" not in skip:
-            run_a(out / f"{mode}-a", mode, args.seed, rate_table, games, args.limit, tasks_root, media_root,
-                  cache, args.workers)
-    harbor_note = ""
-    if args.harbor:
-        from video_arena.baselines import harbor as H
+    # one bar over every cell of every system: n cases x (oracle, nop, grid ceiling + each system run)
+    n = sum(len(case_ids(tasks_root, g, args.limit)) for g in games)
+    runs = [s for s in ("chance-b", "majority-b", "perception-b", "chance-a", "majority-a") if s not in skip]
+    bar = progress_bar(n * (3 + len(runs) + bool(args.harbor)), "baselines", "cell", enabled=not args.no_progress)
+    with bar:
+        print("baselines: oracle, nop, grid ceiling", file=sys.stderr)
+        with bar.stage(3 * n, "oracle, nop, grid ceiling"):
+            bounds = direct_systems(out, tasks_root, media_root, games, args.limit)
+        cmds = {"chance-b": chance_cmd("chance", args.seed, rate_table),
+                "majority-b": chance_cmd("majority", args.seed, rate_table), "perception-b": perception_cmd()}
+        for folder in [r for r in runs if r.endswith("-b")]:
+            with bar.stage(n, folder):  # run-b's own bar counts here
+                run_b(out / folder, cmds[folder], folder[:-2], games, args.limit, tasks_root, media_root,
+                      args.workers)
+        cache = out / ".frames-cache"
+        for mode in [r[:-2] for r in runs if r.endswith("-a")]:
+            with bar.stage(n, f"{mode}-a"):
+                run_a(out / f"{mode}-a", mode, args.seed, rate_table, games, args.limit, tasks_root, media_root,
+                      cache, args.workers)
+        harbor_note = ""
+        if args.harbor:
+            from video_arena.baselines import harbor as H
 
-        harbor_note = H.run_perception_on_harbor(out / "perception-harbor", games, args.limit, tasks_root)
+            with bar.stage(n, "perception on Harbor"):
+                harbor_note = H.run_perception_on_harbor(out / "perception-harbor", games, args.limit, tasks_root)
 
     scores = {}
     for folder, _, _ in SYSTEMS:

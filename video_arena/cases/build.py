@@ -35,6 +35,7 @@ from typing import Any
 
 from video_arena.digests import sha256_file
 from video_arena import paths
+from video_arena.progress import bar as progress_bar
 from video_arena.cases.encode import encode_mp4, encoder_info
 from video_arena.cases.pacing import Schedule, schedule_from_times
 from video_arena.core.tasks import CASE_ID_RE
@@ -486,6 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"selection seed (default {DEFAULT_SEED})")
     ap.add_argument("--jobs", type=int, default=None,
                     help="cases built in parallel (processes; default: every core, here %d)" % default_jobs())
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (also: VA_NO_PROGRESS=1)")
     a = ap.parse_args(argv)
     if a.media_only and a.force_values:
         ap.error("--media-only never runs the engine; drop --force-values")
@@ -518,12 +520,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     media_root = paths.media_root(tasks_root, a.media_root)
 
-    from tqdm import tqdm
-
     n_total = planned_cases(tasks_root, games, a.cases, a.media_only, only)
     failed = 0
-    # disable=None: a bar with total and ETA on a terminal, silent in logs and CI (the per-game lines stay)
-    with tqdm(total=n_total, desc="build-cases", unit="case", dynamic_ncols=True, disable=None) as bar:
+    # a bar with total and ETA on a terminal, silent in logs and CI (the per-game lines stay)
+    with progress_bar(n_total, "build-cases", "case", enabled=not a.no_progress) as bar:
         for game in games:
             t0 = time.monotonic()
             try:

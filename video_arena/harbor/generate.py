@@ -42,6 +42,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from video_arena.digests import sha256_bytes
 from video_arena import paths
+from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
 from video_arena.harbor import spec as S
 from video_arena.harbor.registry import check_base_image, is_pinned
@@ -362,19 +363,16 @@ def generate(o: Options) -> Result:
         raise GenerateError(f"cannot write the dataset beside {out}: {exc.strerror or exc}") from exc
     result = Result(out=out, skipped_games=empty)
     try:
-        from tqdm import tqdm
-
-        bar = tqdm(pairs, desc=f"make-harbor {o.protocol}", unit="task", disable=None if o.progress else True,  # None: quiet off a terminal
-                   file=sys.stderr, dynamic_ncols=True)
-        for game, case_id in bar:
-            bar.set_postfix_str(f"{game}-{case_id}", refresh=False)
-            info = render_task(tmp / S.task_dir_name(game, case_id), game, case_id, o, tasks_root,
-                               media_root, env, judge_mod, judge_bytes, score_bytes)
-            result.tasks.append(info["task"])
-            if not info["media_exists"]:
-                result.missing_media.append(f"{game}/media/{case_id}.mp4")
-            elif o.media == "mount" and not info["media_readable"]:
-                result.unreadable_media.append(str(media_root / game / "media" / f"{case_id}.mp4"))
+        with progress_bar(len(pairs), f"make-harbor {o.protocol}", "task", enabled=bool(o.progress)) as bar:
+            for game, case_id in bar.wrap(pairs):
+                bar.set_postfix(f"{game}-{case_id}", refresh=False)
+                info = render_task(tmp / S.task_dir_name(game, case_id), game, case_id, o, tasks_root,
+                                   media_root, env, judge_mod, judge_bytes, score_bytes)
+                result.tasks.append(info["task"])
+                if not info["media_exists"]:
+                    result.missing_media.append(f"{game}/media/{case_id}.mp4")
+                elif o.media == "mount" and not info["media_readable"]:
+                    result.unreadable_media.append(str(media_root / game / "media" / f"{case_id}.mp4"))
         marker = {
             "format": S.DATASET_FORMAT, "generator": GENERATOR,
             "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

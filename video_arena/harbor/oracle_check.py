@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from video_arena import paths
+from video_arena import paths, progress
 from video_arena.harbor import spec as S
 
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
@@ -85,9 +85,21 @@ def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_r
                n_concurrent: int = 2, timeout: float | None = None) -> int:
     cmd = [harbor_executable(), "run", "-p", str(dataset), "-a", agent, "-n", str(n_concurrent), "-y",
            "--job-name", job_name, "-o", str(jobs_dir), *resource_args()]
-    print("$ " + " ".join(cmd), flush=True)
-    res = subprocess.run(cmd, env=harbor_env(media_root), stdin=subprocess.DEVNULL, timeout=timeout)
-    return res.returncode
+    bar = progress.current()
+    if bar is None or not bar.drawing:  # Harbor's own output goes where ours goes
+        print("$ " + " ".join(cmd), flush=True)
+        return subprocess.run(cmd, env=harbor_env(media_root), stdin=subprocess.DEVNULL, timeout=timeout).returncode
+    # a bar is on the terminal: Harbor's live display would fight it, so its output goes to a file
+    log = jobs_dir / f"{job_name}.harbor-output.log"
+    jobs_dir.mkdir(parents=True, exist_ok=True)
+    bar.write("$ " + " ".join(cmd) + f"  > {log}")
+    with open(log, "wb") as fh:
+        rc = subprocess.run(cmd, env=harbor_env(media_root), stdin=subprocess.DEVNULL, stdout=fh,
+                            stderr=subprocess.STDOUT, timeout=timeout).returncode
+    if rc != 0:
+        tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
+        bar.write("\n".join([f"harbor run exited {rc}; the end of {log}:", *tail]), file=sys.stderr)
+    return rc
 
 
 def read_trials(job_dir: Path, agent: str, protocol: str) -> list[Trial]:
@@ -145,26 +157,32 @@ def print_table(trials: list[Trial]) -> None:
 
 
 def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root: Path,
-               n_concurrent: int, agents: tuple[str, ...] = ("oracle", "nop")) -> list[Trial]:
+               n_concurrent: int, agents: tuple[str, ...] = ("oracle", "nop"),
+               show_progress: bool = True) -> list[Trial]:
     """Run every agent on every dataset; returns the judged trials (missing trials are failures)."""
     trials: list[Trial] = []
-    for protocol, dataset in datasets.items():
-        n_tasks = sum(1 for p in dataset.iterdir() if (p / "task.toml").is_file())
-        for agent in agents:
+    n_tasks = {p: sum(1 for t in d.iterdir() if (t / "task.toml").is_file()) for p, d in datasets.items()}
+    # one bar over every trial of every job; Harbor writes a trial's result.json when the trial ends
+    with progress.bar(sum(n_tasks.values()) * len(agents), "oracle-check", "trial", enabled=show_progress) as bar, \
+            progress.watch(bar, lambda: sum(1 for _ in jobs_dir.glob(f"va-*-{stamp}/*/result.json"))):
+        for (protocol, dataset), agent in ((d, ag) for d in datasets.items() for ag in agents):
             job = f"va-{agent}-{protocol.lower()}-{stamp}"
+            bar.set_postfix(f"{agent} {protocol}")
             rc = run_harbor(dataset, agent, job, jobs_dir, media_root, n_concurrent)
             got = read_trials(jobs_dir / job, agent, protocol)
             if rc != 0:
                 got.append(Trial(agent, protocol, "-", "(harbor run)", None, f"harbor run exited {rc}", None,
                                  problems=[f"harbor run exited {rc}"]))
-            if sum(1 for t in got if t.trial != "-") != n_tasks:
+            if sum(1 for t in got if t.trial != "-") != n_tasks[protocol]:
                 got.append(Trial(agent, protocol, "-", "(job)", None, None, None,
-                                 problems=[f"{n_tasks} tasks but {sum(1 for t in got if t.trial != '-')} trial results"]))
+                                 problems=[f"{n_tasks[protocol]} tasks but {sum(1 for t in got if t.trial != '-')} "
+                                           "trial results"]))
             trials += got
     return trials
 
 
-def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path | None, games: str | None) -> int:
+def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path | None, games: str | None,
+                                      no_progress: bool = False) -> int:
     """`build-cases --media-only` in the foreground (its progress bar and per-game lines), and meanwhile
     Docker and the image in a child process logging to .cache/oracle-check-image.log: the image build
     waits mostly on apt and the disk, the render on the CPU, so together they take about the longer one."""
@@ -187,7 +205,7 @@ def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path 
     print(f"image: building {tag} in the background (log: {log})", flush=True)
     from video_arena.cases import build as B
 
-    args = ["--media-only"] + (["--tasks-root", str(tasks_root)] if tasks_root else []) + (["--games", games] if games else [])
+    args = ["--media-only"] + (["--no-progress"] if no_progress else []) + (["--tasks-root", str(tasks_root)] if tasks_root else []) + (["--games", games] if games else [])
     t0 = time.monotonic()
     try:
         media_rc = B.main(args)
@@ -226,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render-media", action="store_true",
                     help="first re-render every built-in video from the committed ground truth and check it "
                          "against the manifest (build-cases --media-only), building the image meanwhile")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bars (also: VA_NO_PROGRESS=1)")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
     protocols = [p.strip().upper() for p in a.protocols.split(",") if p.strip()]
@@ -233,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"oracle-check: --protocols must be A, B or A,B, not {a.protocols!r}", file=sys.stderr)
         return 2
     if a.render_media:
-        rc = render_media_while_building_image(a.image, a.rebuild, a.tasks_root, a.games)
+        rc = render_media_while_building_image(a.image, a.rebuild, a.tasks_root, a.games, a.no_progress)
         if rc:
             return rc
         a.rebuild = False
@@ -271,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             res = generate(Options(out=out, protocol=protocol, net="docker", media="mount", base_image=a.image,
                                    tasks_root=tasks_root, games=games, limit=None if a.all else a.limit,
-                                   force=True))
+                                   force=True, progress=not a.no_progress))
         except (GenerateError, FileNotFoundError, ValueError) as exc:
             print(f"oracle-check: cannot generate Protocol {protocol}: {exc}", file=sys.stderr)
             return 2
@@ -281,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"e.g. {res.missing_media[0]} (run `video-arena build-cases`)", file=sys.stderr)
             return 2
         tv = time.monotonic()
-        reports, dproblems = Validator(tasks_root, compose_available()).check_dataset(out)
+        reports, dproblems = Validator(tasks_root, compose_available()).check_dataset(out, progress=not a.no_progress)
         bad = [r for r in reports if not r.ok]
         timings.append(f"validate {protocol}: {len(reports)} tasks in {time.monotonic() - tv:.1f} s")
         if bad or dproblems:
@@ -292,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         datasets[protocol] = out
 
-    trials = check_jobs(datasets, work / "jobs", stamp, media_root, a.n_concurrent)
+    trials = check_jobs(datasets, work / "jobs", stamp, media_root, a.n_concurrent, show_progress=not a.no_progress)
     print()
     print_table(trials)
     for line in timings:

@@ -54,6 +54,7 @@ from typing import Iterator
 import yaml
 
 from video_arena import paths
+from video_arena.progress import Bar, bar as progress_bar
 from video_arena.core import resolve, text_digest
 from video_arena.harbor import spec as S
 from video_arena.digests import sha256_bytes, sha256_file
@@ -724,8 +725,6 @@ class Validator:
                     dataset_problems.append(f"{S.DATASET_MARKER} lists {len(listed)} tasks, the folder holds "
                                             f"{len(found)}: missing {sorted(set(listed) - set(found))[:5]}, "
                                             f"extra {sorted(set(found) - set(listed))[:5]}")
-        from tqdm import tqdm
-
         batch = _ComposeBatch()
         with media_env(str(paths.media_root(self.tasks_root))), batch.installed():
             if self.with_compose and self.batch_compose:
@@ -733,28 +732,25 @@ class Validator:
             if processes is None:
                 processes = jobs > 1 and len(tasks) >= 2 * jobs
             processes = processes and "fork" in multiprocessing.get_all_start_methods()
-            bar = dict(total=len(tasks), desc="validate", unit="task", disable=None if progress else True, file=sys.stderr,
-                       dynamic_ncols=True)
-            if processes:
-                reports = self._check_in_processes(tasks, jobs, bar)
-            else:
-                with ThreadPoolExecutor(max(1, jobs)) as pool:
-                    reports = list(tqdm(pool.map(self.check, tasks), **bar))
+            with progress_bar(len(tasks), "validate", "task", enabled=progress) as bar:
+                if processes:
+                    reports = self._check_in_processes(tasks, jobs, bar)
+                else:
+                    with ThreadPoolExecutor(max(1, jobs)) as pool:
+                        reports = list(bar.wrap(pool.map(self.check, tasks)))
         self.compose_runs = batch.runs
         return reports, dataset_problems
 
 
-    def _check_in_processes(self, tasks: list[Path], jobs: int, bar: dict) -> list[TaskReport]:
+    def _check_in_processes(self, tasks: list[Path], jobs: int, bar: Bar) -> list[TaskReport]:
         """Forked workers inherit this validator (judge, templates, the compose batch's results) as it is."""
-        from tqdm import tqdm
-
         global _WORKER
         _WORKER = self
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)  # fork with the pool's own thread
                 with ProcessPoolExecutor(max(1, jobs), mp_context=multiprocessing.get_context("fork")) as pool:
-                    return list(tqdm(pool.map(_check_in_worker, tasks, chunksize=4), **bar))
+                    return list(bar.wrap(pool.map(_check_in_worker, tasks, chunksize=4)))
         finally:
             _WORKER = None
 

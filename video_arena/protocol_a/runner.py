@@ -25,6 +25,7 @@ from typing import Any
 import openai
 
 from video_arena import paths
+from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, resolve
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
@@ -77,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--media-root", default=None, help="where <game>/media/<case>.mp4 are (default: tasks root)")
     ap.add_argument("--cache-dir", default=None,
                     help=f"stills cache (default ${CACHE_ENV} or <checkout>/.cache/protocol_a)")
-    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (also: VA_NO_PROGRESS=1)")
     return ap
 
 
@@ -167,13 +168,10 @@ def main(argv: list[str] | None = None) -> int:
                             max_frames=a.max_frames)
 
     counts: dict[str, int] = {}
-    bar = None
-    if not a.no_progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(todo), desc=f"run-a {a.model}", unit="cell", file=sys.stderr)
     print(f"{len(todo)} cells to run, {skipped} already done, condition {cond.name} "
           f"({cond.sha256[:12]}), out {out}", file=sys.stderr)
-    with ThreadPoolExecutor(max_workers=a.workers) as pool:
+    with progress_bar(len(todo), f"run-a {a.model}", "cell", enabled=not a.no_progress) as bar, \
+            ThreadPoolExecutor(max_workers=a.workers) as pool:
         futs = {pool.submit(run_one, g, c): (g, c) for g, c in todo}
         for fut in as_completed(futs):
             g, c = futs[fut]
@@ -181,19 +179,14 @@ def main(argv: list[str] | None = None) -> int:
                 rec = fut.result()
                 key = "harness_error" if rec["stop_reason"] == "harness_error" else rec["answer_state"]
                 if rec["stop_reason"] == "harness_error":
-                    msg = f"{g}/{c}: harness_error: {rec.get('error')}"
-                    (bar.write(msg) if bar else print(msg, file=sys.stderr))
+                    bar.write(f"{g}/{c}: harness_error: {rec.get('error')}", file=sys.stderr)
             except Exception as exc:  # noqa: BLE001 - a bug in one cell must not stop the sweep
                 key = "crashed"
-                msg = f"{g}/{c}: crashed: {type(exc).__name__}: {exc}"
-                (bar.write(msg) if bar else print(msg, file=sys.stderr))
+                bar.write(f"{g}/{c}: crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
             with lock:
                 counts[key] = counts.get(key, 0) + 1
-            if bar:
-                bar.update(1)
-                bar.set_postfix(counts)
-    if bar:
-        bar.close()
+            bar.set_postfix(counts, refresh=False)
+            bar.update(1)
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "nothing to run"
     print(f"done: {summary}; skipped {skipped}", file=sys.stderr)
     return 1 if counts.get("crashed") else 0

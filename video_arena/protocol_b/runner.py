@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena.progress import bar as progress_bar
 from video_arena.core.instruction import instruction_for, text_digest
 from video_arena.core.tasks import iter_cases, resolve
 from video_arena.protocol_b import procs
@@ -637,6 +638,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-isolation", action="store_true",
                     help="run the agent with the runner's view of the host (no namespaces): its reach to "
                          "ground truth is then audited, not prevented; recorded in run.json")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (also: VA_NO_PROGRESS=1)")
     ap.add_argument("--log-cap-mb", type=float, default=DEFAULT_LOG_CAP_MB,
                     help=f"bytes of each of the agent's stdout/stderr kept in the logs (default {DEFAULT_LOG_CAP_MB} "
                          "MiB; the rest is counted and dropped, recorded in run.json)")
@@ -740,9 +742,7 @@ def main(argv: list[str] | None = None) -> int:
     run_start_ticks = procs.boot_ticks_now() - 1
     counts: dict[str, int] = {}
     interrupted = False
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(todo), desc="run-b", unit="cell", disable=None)
+    bar = progress_bar(len(todo), "run-b", "cell", enabled=not a.no_progress)
     pool = cf.ThreadPoolExecutor(max_workers=a.workers)
     try:
         futures = {pool.submit(run_cell, cfg, g, c): (g, c) for g, c in todo}
@@ -754,7 +754,8 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     rec = fut.result()
                 except Exception as exc:  # noqa: BLE001 - a runner bug must not stop the other cells
-                    _err(f"{g}/{c}: runner error {exc!r} (no run.json: the cell is missing)")
+                    bar.write(f"video-arena run-b: {g}/{c}: runner error {exc!r} (no run.json: the cell is missing)",
+                              file=sys.stderr)
                     counts["runner_error"] = counts.get("runner_error", 0) + 1
                     bar.update(1)
                     continue
