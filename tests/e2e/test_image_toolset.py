@@ -1,6 +1,6 @@
 """Every tool the seed promises in the sandbox image does a real small job, as the agent user, with
 no network (one test per tool, named by it). Also: nothing in the image links a library that is
-not there (the image leaves some packages' files out, see image/dpkg-exclude), and every module
+not there (the image leaves some packages' files out, see image/dpkg.cfg), and every module
 the agent imports has bytecode it can use (site-packages is not writable by the agent, so a
 missing or stale .pyc would be recompiled at every import).
 

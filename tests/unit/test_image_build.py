@@ -47,13 +47,13 @@ def test_size_report_gives_the_total_and_the_big_layers_oldest_first(fake_histor
 
 def test_every_file_of_the_context_but_the_wheels_is_in_the_build_digest(tmp_path):
     ctx = I.stage_context(None, [], tmp_path / "ctx")
-    assert (ctx / "dpkg-exclude").is_file()
+    assert (ctx / "dpkg.cfg").is_file()
     before = I.build_digest(ctx, "sha256:a")
     (ctx / "wheelhouse" / "x-1.0-py3-none-any.whl").write_bytes(b"w")
     online_changed = I.build_digest(ctx, "sha256:a")
     (ctx / "wheelhouse" / "x-1.0-py3-none-any.whl").write_bytes(b"other bytes")
     assert I.build_digest(ctx, "sha256:a") == online_changed != before  # wheels: only offline vs online
-    with open(ctx / "dpkg-exclude", "a") as fh:
+    with open(ctx / "dpkg.cfg", "a") as fh:
         fh.write("path-exclude /usr/share/zoneinfo/*\n")
     assert I.build_digest(ctx, "sha256:a") != online_changed
 
@@ -73,3 +73,4 @@ def test_base_slimming_drops_translations_and_keeps_copyrights(tmp_path):
     assert "README" not in " ".join(left)
     assert "path-exclude /usr/share/locale/*" in (root / "etc/dpkg/dpkg.cfg.d/docker-slim").read_text()
     shutil.rmtree(root)
+
