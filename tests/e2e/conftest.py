@@ -67,9 +67,15 @@ def docker(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="session")
 def sandbox_image(docker) -> str:
-    """The tag of a current `video-arena/base:latest` image (built here if needed)."""
-    from video_arena.harbor.image import DEFAULT_TAG, ImageBuildError, build_image
+    """The tag of a current `video-arena/base:latest` image (built here if needed), or of the image
+    VA_IMAGE_TAG names (a candidate checked before it is tagged latest; used as it is)."""
+    from video_arena.harbor.image import DEFAULT_TAG, ImageBuildError, build_image, image_exists
 
+    candidate = os.environ.get("VA_IMAGE_TAG", "")
+    if candidate:
+        if not image_exists(candidate):
+            pytest.fail(f"VA_IMAGE_TAG={candidate}: no such image", pytrace=False)
+        return candidate
     try:
         result = build_image(tag=DEFAULT_TAG, reuse=True)
     except ImageBuildError as exc:

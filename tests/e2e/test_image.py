@@ -1,7 +1,8 @@
-"""The sandbox image, checked inside a real container: the seed's toolset works, the agent is
-unprivileged and owns /app, and nothing of the verifier or the solution is in it.
+"""The sandbox image, checked inside a real container: the seed's toolset is there (each tool's real
+job is in test_image_toolset.py), the agent is unprivileged and owns /app, and nothing of the
+verifier or the solution is in it.
 
-The image is built by `video-arena image build` logic (reused when current: about 10 minutes cold
+The image is built by `video-arena image build` logic (reused when current: about 6 minutes cold
 on 2 cores, seconds when cached). The container runs with no network, as a Protocol B trial does.
 """
 from __future__ import annotations
@@ -104,38 +105,6 @@ def test_python_is_311_and_imports_the_toolset(container):
     """)
     out = _ok(container, f"python3 -c {shlex.quote(code)}")
     assert [line.split()[0] for line in out.splitlines()] == MODULES
-
-
-def test_toolset_does_real_work_offline(container):
-    """ffmpeg makes a video, ffprobe, PyAV and OpenCV read it, tesseract reads rendered text."""
-    _ok(container, "cd /app && ffmpeg -loglevel error -f lavfi -i testsrc=size=320x240:rate=10 -t 3 "
-                   "-pix_fmt yuv420p -c:v libx264 clip.mp4 && test -s clip.mp4", timeout=120)
-    duration = float(_ok(container, "ffprobe -v error -show_entries format=duration -of csv=p=0 /app/clip.mp4"))
-    assert 2.9 <= duration <= 3.1
-    code = textwrap.dedent("""
-        import av, cv2, numpy as np, pytesseract, scipy.ndimage, skimage.color, pandas as pd, imageio.v3 as iio
-        from PIL import Image, ImageDraw, ImageFont
-        import matplotlib.pyplot as plt
-        from tqdm import tqdm
-        with av.open("/app/clip.mp4") as c:
-            n_av = sum(1 for _ in tqdm(c.decode(video=0), disable=True))
-        cap = cv2.VideoCapture("/app/clip.mp4")
-        n_cv = 0
-        while cap.read()[0]:
-            n_cv += 1
-        frame = iio.imread("/app/clip.mp4", index=0)
-        gray = skimage.color.rgb2gray(frame)
-        assert frame.shape == (240, 320, 3) and scipy.ndimage.gaussian_filter(gray, 1).shape == (240, 320)
-        img = Image.new("L", (900, 160), 255)
-        ImageDraw.Draw(img).text((30, 40), "VIDEO ARENA 2024", fill=0, font=ImageFont.load_default(size=64))
-        text = pytesseract.image_to_string(img).strip()
-        plt.plot(pd.Series(np.arange(5)).cumsum()); plt.savefig("/app/plot.png")
-        print(n_av, n_cv, repr(text))
-    """)
-    out = _ok(container, f"cd /app && python3 -c {shlex.quote(code)}", timeout=300).split(maxsplit=2)
-    assert out[0] == "30" and out[1] == "30", out
-    assert "VIDEO ARENA 2024" in out[2], out
-    assert _ok(container, "file -b /app/plot.png").startswith("PNG image")
 
 
 def test_no_verifier_solution_ground_truth_or_engines(container):

@@ -124,6 +124,30 @@ def image_size(tag: str) -> int:
     return int(_inspect(tag, "{{.Size}}"))
 
 
+def layer_sizes(tag: str, min_bytes: int = 1_000_000) -> list[tuple[int, str]]:
+    """(bytes, what made it) of the image's layers of at least min_bytes, oldest first."""
+    res = _run([_docker(), "history", "--human=false", "--no-trunc", "--format", "{{.Size}}\t{{.CreatedBy}}",
+                tag], timeout=60)
+    if res.returncode != 0:
+        raise ImageBuildError(f"docker history {tag}: {_last_line(res.stderr)}")
+    layers = []
+    for line in reversed(res.stdout.splitlines()):
+        size, _, created_by = line.partition("\t")
+        if not size.strip().isdigit() or int(size) < min_bytes:
+            continue
+        what = re.sub(r"^(\|\d+ \S+ )?/bin/sh -c (#\(nop\) )?(set -eux; )?", "", created_by).strip()
+        what = re.sub(r"\s+", " ", re.sub(r"COPY dir:[0-9a-f]+", "COPY", what))
+        layers.append((int(size), what[:70] or "base image"))
+    return layers
+
+
+def size_report(tag: str) -> str:
+    """`<tag>: N bytes (x.xx GB); layers: ...`, the figures `docker images` shows (decimal units)."""
+    total = image_size(tag)
+    layers = "; ".join(f"{size / 1e6:.0f} MB {what}" for size, what in layer_sizes(tag))
+    return f"size of {tag}: {total} bytes ({total / 1e9:.2f} GB); layers of 1 MB or more: {layers}"
+
+
 def image_label(tag: str, key: str) -> str | None:
     value = _inspect(tag, "{{ index .Config.Labels %s }}" % _go_quote(key))
     return None if value in ("", "<no value>") else value
@@ -219,7 +243,7 @@ _APT_CONF = {
         "path-exclude /usr/share/doc/*\npath-include /usr/share/doc/*/copyright\n"
         "path-exclude /usr/share/man/*\npath-exclude /usr/share/info/*\n"
         "path-exclude /usr/share/lintian/*\npath-exclude /usr/share/linda/*\n"
-        "path-exclude /usr/share/groff/*\n"),
+        "path-exclude /usr/share/groff/*\npath-exclude /usr/share/locale/*\n"),
     # services never start during apt-get inside a container build
     "usr/sbin/policy-rc.d": "#!/bin/sh\nexit 101\n",
 }
@@ -235,7 +259,8 @@ def _slim_rootfs(root: Path, mirror: str, security: str) -> None:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
     (root / "usr/sbin/policy-rc.d").chmod(0o755)
-    for rel in ("usr/share/man", "usr/share/info", "usr/share/lintian", "usr/share/groff"):
+    # message translations too: LANG is C.UTF-8 in every image made from this base
+    for rel in ("usr/share/man", "usr/share/info", "usr/share/lintian", "usr/share/groff", "usr/share/locale"):
         d = root / rel
         if d.is_dir():
             for child in d.iterdir():
@@ -468,9 +493,15 @@ def stage_context(wheelhouse: Path | None, ca_certs: list[str], dest: Path) -> P
 
 
 def build_digest(context: Path, base_id: str) -> str:
-    files = [context / "Dockerfile", context / "requirements.txt"] + sorted((context / "ca").glob("*.crt"))
+    """Every file of the staged context but the wheels (which requirements.txt pins), and the base."""
+    h = hashlib.sha256(base_id.encode())
+    for p in sorted(context.rglob("*")):
+        rel = p.relative_to(context)
+        if p.is_file() and rel.parts[0] != "wheelhouse":
+            h.update(rel.as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     online = not any((context / "wheelhouse").glob("*.whl"))
-    return _file_digest(*files, extra=f"{base_id} online={online}")
+    h.update(f" online={online}".encode())
+    return h.hexdigest()
 
 
 # --- the build ----------------------------------------------------------------------------------
@@ -555,6 +586,7 @@ def build_image(tag: str = DEFAULT_TAG, base_image: str | None = None,
                 + ("" if ok else f" (Docker itself is not usable: {reason})"))
         result = BuildResult(tag, base, image_id(tag), image_size(tag), time.monotonic() - t_build,
                              False, base_seconds)
+        echo(f"image: {size_report(tag)}")
         echo(f"image: {result.summary()}")
         return result
     finally:
