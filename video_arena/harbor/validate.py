@@ -501,11 +501,12 @@ class Validator:
     def _check_links(self, d: Path, P: list[str]) -> None:
         """No symlink (to a file or a folder) and nothing but folders and regular files anywhere in the task:
         make-harbor writes none, and a link in environment/ can hand the agent any path of the host."""
-        for top, dirs, files in os.walk(d, followlinks=False):
+        base = os.fspath(d)
+        for top, dirs, files in os.walk(base, followlinks=False):
             for name in sorted(dirs + files):
-                p = Path(top) / name
-                rel = p.relative_to(d).as_posix()
-                st = p.lstat()
+                p = os.path.join(top, name)
+                rel = os.path.relpath(p, base).replace(os.sep, "/")
+                st = os.lstat(p)
                 if stat.S_ISLNK(st.st_mode):
                     P.append(f"{rel} is a symlink (to {os.readlink(p)!r}): make-harbor writes none"
                              + (", and on the agent's side it can reach any path" if rel.startswith("environment/")
