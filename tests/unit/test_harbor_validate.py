@@ -409,3 +409,8 @@ def test_memoised_harbor_filter_reports_what_harbor_alone_reports(datasets, tmp_
     assert not a.ok, layout
     assert (a.problems, a.notes) == (b.problems, b.notes)
     assert (TaskFileFilter.is_excluded, TaskFileFilter.ignore_rules, TaskPaths.validate_input_tree) == before
+
+
+def test_harborignore_hiding_the_oracle_files(validator, task):
+    (task / "solution" / ".harborignore").write_text("solve.sh\nanswer.json\n")
+    assert "solution/ holds ['.harborignore'] beside solve.sh and answer.json" in problems(validator, task)

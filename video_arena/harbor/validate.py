@@ -22,7 +22,8 @@ For every task folder under DIR (or DIR itself when it is one task):
   * the answer seed is byte-identical to the game's answer_seed.json; the delivered instruction texts
     have the digests of instruction_for(...) (A: "video"; B: the turn-1 prompt + "agentic");
   * tests/ holds the checkout's judge.py and score_harbor.py byte for byte and the tasks tree's ground
-    truth; the oracle's answer is the ground truth on the answer schema and scores 1.0 on all four keys.
+    truth; solution/ holds only solve.sh and answer.json; the oracle's answer is the ground truth on the
+    answer schema and scores 1.0 on all four keys.
 
 Each bad folder is named with every problem found; the exit status is 1 if any folder is bad.
 """
