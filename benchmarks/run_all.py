@@ -80,8 +80,10 @@ def run(a) -> list[dict]:
             if "skipped" in g:
                 add(f"media {g['game']}", g["skipped"], "-", None)
                 continue
-            bad = {False: "; BYTES DIFFER FROM THE MANIFEST", None: "; no manifest entry"}.get(g["manifest_match"], "")
-            add(f"media {g['game']}", f"{g['cpu_s']:.1f} s CPU for one video ({g['frames']} frames, {case} case), "
+            bad = {False: "; BYTES DIFFER FROM THE MANIFEST", None: "; no manifest entry"}.get(
+                g["manifest_match"], "; bytes as in the manifest")
+            add(f"media {g['game']}", f"{g['cpu_s']:.1f} s CPU ({g['wall_s']:.1f} s wall) for one video "
+                f"({g['frames']} frames, {case} case), "
                 f"{g['cpu_ms_per_frame']:.2f} ms/frame; {g['n_cases']} videos ~{g['game_cpu_s_extrapolated']:.0f} s CPU"
                 f"{bad}", "-", None, "per game total extrapolated by frames")
         add("media all videos", f"{m['videos']} videos ~{m['total_cpu_s_extrapolated']:.0f} s CPU, on 2 cores at best "
