@@ -414,3 +414,14 @@ def test_memoised_harbor_filter_reports_what_harbor_alone_reports(datasets, tmp_
 def test_harborignore_hiding_the_oracle_files(validator, task):
     (task / "solution" / ".harborignore").write_text("solve.sh\nanswer.json\n")
     assert "solution/ holds ['.harborignore'] beside solve.sh and answer.json" in problems(validator, task)
+
+
+def test_a_folder_that_cannot_be_resolved_leaves_harbor_as_it_was(tmp_path):
+    from harbor.models.task.file_filter import TaskFileFilter
+
+    before = TaskFileFilter.is_excluded
+    loop = tmp_path / "chess-Fx7kQ2aB"
+    loop.symlink_to(loop)
+    rep = V.Validator(TREE, False).check(loop)
+    assert not rep.ok
+    assert TaskFileFilter.is_excluded is before

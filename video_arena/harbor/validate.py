@@ -315,6 +315,10 @@ class _FilterMemo:
         targets = {"is_excluded": (TaskFileFilter, self._filter_key),
                    "ignore_rules": (TaskFileFilter, self._filter_key),
                    "validate_input_tree": (TaskPaths, self._tree_key)}
+        try:  # the key TaskFileFilter and TaskPaths use for this folder
+            folder: str | None = str(Path(task_dir).resolve())
+        except (OSError, RuntimeError):
+            folder = None
         with self.lock:
             if self.users == 0:
                 for name, (cls, key_of) in targets.items():
@@ -326,7 +330,6 @@ class _FilterMemo:
             yield
         finally:
             with self.lock:
-                folder = str(Path(task_dir).resolve())
                 for key in [k for k in self.memo if k[1] == folder]:
                     del self.memo[key]
                 self.users -= 1
