@@ -67,6 +67,24 @@ def make_tree(root: Path, games: int, cases: int, rows: int, seed: int = 7) -> P
     return root
 
 
+def measure(games: int = 9, cases: int = 20, rows: int = 500, jobs: int | None = None) -> dict:
+    """Write the fixture and the site in a temporary folder; the figures as a dict."""
+    from video_arena.explore.site import build_site
+
+    with tempfile.TemporaryDirectory(prefix="va-explore-bench-") as tmp:
+        t0 = time.perf_counter()
+        root = make_tree(Path(tmp), games, cases, rows)
+        t_make = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        s = build_site([root / "results"], root / "site", tasks_root=root / "tasks", jobs=jobs, progress=False)
+        wall = time.perf_counter() - t0
+    cells = s["cells"]
+    per_cell = wall / max(1, cells)
+    return {"cells": cells, "pages": s["pages"], "rows": rows, "jobs": jobs or os.cpu_count(), "make_s": t_make,
+            "wall_s": wall, "per_cell_s": per_cell, "goal_s": GOAL_S, "goal_cells": GOAL_CELLS,
+            "scaled_s": per_cell * GOAL_CELLS}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=9)
@@ -74,22 +92,13 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=500)
     ap.add_argument("--jobs", type=int, default=None, help="worker processes (default: every core)")
     a = ap.parse_args()
-    from video_arena.explore.site import build_site
-
-    with tempfile.TemporaryDirectory(prefix="va-explore-bench-") as tmp:
-        t0 = time.perf_counter()
-        root = make_tree(Path(tmp), a.games, a.cases, a.rows)
-        t_make = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        s = build_site([root / "results"], root / "site", tasks_root=root / "tasks", jobs=a.jobs, progress=False)
-        wall = time.perf_counter() - t0
-    cells = s["cells"]
-    per_cell = wall / max(1, cells)
-    print(f"explore: {cells} cells x {a.rows} rows, {s['pages']} pages, {a.jobs or os.cpu_count()} worker(s)")
-    print(f"  fixture written in {t_make:.1f} s (not counted)")
-    print(f"  site: {wall:.1f} s, {per_cell * 1000:.0f} ms per cell, {wall / s['pages'] * 1000:.0f} ms per page")
-    print(f"  goal {GOAL_CELLS} cells in {GOAL_S:.0f} s: at this rate {per_cell * GOAL_CELLS:.1f} s "
-          f"= {per_cell * GOAL_CELLS / GOAL_S:.2f} x the goal")
+    m = measure(a.games, a.cases, a.rows, a.jobs)
+    print(f"explore: {m['cells']} cells x {a.rows} rows, {m['pages']} pages, {m['jobs']} worker(s)")
+    print(f"  fixture written in {m['make_s']:.1f} s (not counted)")
+    print(f"  site: {m['wall_s']:.1f} s, {m['per_cell_s'] * 1000:.0f} ms per cell, "
+          f"{m['wall_s'] / m['pages'] * 1000:.0f} ms per page")
+    print(f"  goal {GOAL_CELLS} cells in {GOAL_S:.0f} s: at this rate {m['scaled_s']:.1f} s "
+          f"= {m['scaled_s'] / GOAL_S:.2f} x the goal")
     return 0
 
 

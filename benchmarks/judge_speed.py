@@ -28,6 +28,7 @@ import judge as J  # noqa: E402
 
 SPEC = {"game": "bench", "sides": ["white", "black"], "event_types": ["move", "capture", "check"],
         "delta_labels": ["up", "down", "flat"], "state_labels": ["white", "black", "even"], "band": 0.05}
+GOAL_S = 1.0
 SQUARES = [f + r for f in "abcdefgh" for r in "12345678"]
 
 
@@ -70,6 +71,19 @@ def judge_at(rev: str):
     return module
 
 
+def measure(n_cases: int = 180, rows: int = 500, repeat: int = 3) -> dict:
+    """Seeded cases judged `repeat` times (the best run counts) and the worst-case shape."""
+    rng = random.Random(0)
+    cases = [make_case(rng, rows, dense=False) for _ in range(n_cases)]
+    n_rows = sum(len(gt["events"]) + len(ans["events"]) for gt, ans in cases)
+    wall, cpu, records = timed(J, cases, repeat)
+    worst = make_case(rng, rows, dense=True)
+    _, worst_cpu, _ = timed(J, [worst], repeat)
+    return {"n_cases": n_cases, "rows": rows, "wall_s": wall, "cpu_s": cpu, "per_case_s": cpu / n_cases,
+            "per_row_us": cpu / n_rows * 1e6, "worst_cpu_s": worst_cpu, "cases": cases, "records": records,
+            "worst": worst, "goal_s": GOAL_S}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=180)
@@ -77,17 +91,14 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of the whole set; the best is reported")
     ap.add_argument("--baseline", metavar="REV", help="also time judge/judge.py at this git revision")
     a = ap.parse_args()
-    rng = random.Random(0)
-    cases = [make_case(rng, a.rows, dense=False) for _ in range(a.cases)]
-    n_rows = sum(len(gt["events"]) + len(ans["events"]) for gt, ans in cases)
-    wall, cpu, records = timed(J, cases, a.repeat)
-    per_case = cpu / a.cases
-    print(f"{a.cases} cases x {a.rows} rows: {cpu:.2f} s CPU ({wall:.2f} s wall), {per_case * 1000:.2f} ms per case, "
-          f"{cpu / n_rows * 1e6:.2f} us per row (ground truth + answer); goal < 1 s")
-    worst = make_case(rng, a.rows, dense=True)
-    _, worst_cpu, _ = timed(J, [worst], a.repeat)
+    m = measure(a.cases, a.rows, a.repeat)
+    cases, records, worst, per_case = m["cases"], m["records"], m["worst"], m["per_case_s"]
+    print(f"{a.cases} cases x {a.rows} rows: {m['cpu_s']:.2f} s CPU ({m['wall_s']:.2f} s wall), "
+          f"{per_case * 1000:.2f} ms per case, {m['per_row_us']:.2f} us per row (ground truth + answer); goal < 1 s")
+    worst_cpu = m["worst_cpu_s"]
     print(f"worst case (one key, rows < 3 s apart): {worst_cpu * 1000:.1f} ms CPU = {worst_cpu / per_case:.1f}x "
           f"a typical case")
+    cpu = m["cpu_s"]
     if a.baseline:
         base = judge_at(a.baseline)
         b_wall, b_cpu, b_records = timed(base, cases, a.repeat)

@@ -359,3 +359,69 @@ def test_worker_processes_report_what_threads_report(datasets, tmp_path):
     procs, _ = v.check_dataset(ds, jobs=2, progress=False, processes=True)
     assert [(r.path, r.problems, r.notes) for r in procs] == [(r.path, r.problems, r.notes) for r in threads]
     assert not procs[1].ok and "not byte-identical" in "\n".join(procs[1].problems)
+
+
+def _hostile_filter_layouts(task: Path) -> dict[str, callable]:
+    """Layouts that make Harbor's TaskFileFilter / validate_input_tree answer differently."""
+    outside = task.parent.parent / "outside"
+
+    def ignore_test_sh():
+        (task / "tests" / ".harborignore").write_text("test.sh\n")
+
+    def ignore_solution_all():
+        (task / "solution" / ".harborignore").write_text("*\n")
+
+    def ignore_in_environment():
+        (task / "environment" / ".harborignore").write_text("answer.json\n")
+
+    def tests_link_outside():
+        shutil.copytree(task / "tests", outside)
+        shutil.rmtree(task / "tests")
+        (task / "tests").symlink_to(outside, target_is_directory=True)
+
+    def solution_cycle():
+        (task / "solution" / "loop").symlink_to(task / "solution", target_is_directory=True)
+
+    def ignore_file_is_a_folder():
+        (task / "tests" / ".harborignore").mkdir()
+
+    return {f.__name__: f for f in (ignore_test_sh, ignore_solution_all, ignore_in_environment, tests_link_outside,
+                                    solution_cycle, ignore_file_is_a_folder)}
+
+
+@pytest.mark.parametrize("layout", ["ignore_test_sh", "ignore_solution_all", "ignore_in_environment",
+                                    "tests_link_outside", "solution_cycle", "ignore_file_is_a_folder"])
+def test_memoised_harbor_filter_reports_what_harbor_alone_reports(datasets, tmp_path, layout):
+    """validate memoises Harbor's path filter while a task is checked; on layouts where that filter
+    matters (.harborignore files, links out of the task, link cycles) it must report exactly what
+    Harbor's own code reports, and leave Harbor's classes as they were."""
+    from harbor.models.task.file_filter import TaskFileFilter
+    from harbor.models.task.paths import TaskPaths
+
+    before = (TaskFileFilter.is_excluded, TaskFileFilter.ignore_rules, TaskPaths.validate_input_tree)
+    ds = tmp_path / "memo"
+    shutil.copytree(datasets["b_mount"], ds)
+    task = ds / "chess-Fx7kQ2aB"
+    _hostile_filter_layouts(task)[layout]()
+    memo, plain = V.Validator(TREE, HAS_COMPOSE), V.Validator(TREE, HAS_COMPOSE)
+    plain.memo_harbor = False
+    a, b = memo.check(task), plain.check(task)
+    assert not a.ok, layout
+    assert (a.problems, a.notes) == (b.problems, b.notes)
+    assert (TaskFileFilter.is_excluded, TaskFileFilter.ignore_rules, TaskPaths.validate_input_tree) == before
+
+
+def test_harborignore_hiding_the_oracle_files(validator, task):
+    (task / "solution" / ".harborignore").write_text("solve.sh\nanswer.json\n")
+    assert "solution/ holds ['.harborignore'] beside solve.sh and answer.json" in problems(validator, task)
+
+
+def test_a_folder_that_cannot_be_resolved_leaves_harbor_as_it_was(tmp_path):
+    from harbor.models.task.file_filter import TaskFileFilter
+
+    before = TaskFileFilter.is_excluded
+    loop = tmp_path / "chess-Fx7kQ2aB"
+    loop.symlink_to(loop)
+    rep = V.Validator(TREE, False).check(loop)
+    assert not rep.ok
+    assert TaskFileFilter.is_excluded is before

@@ -25,7 +25,8 @@ For every task folder under DIR (or DIR itself when it is one task):
   * the answer seed is byte-identical to the game's answer_seed.json; the delivered instruction texts
     have the digests of instruction_for(...) (A: "video"; B: the turn-1 prompt + "agentic");
   * tests/ holds the checkout's judge.py and score_harbor.py byte for byte and the tasks tree's ground
-    truth; the oracle's answer is the ground truth on the answer schema and scores 1.0 on all four keys.
+    truth; solution/ holds only solve.sh and answer.json; the oracle's answer is the ground truth on the
+    answer schema and scores 1.0 on all four keys.
 
 Each bad folder is named with every problem found; the exit status is 1 if any folder is bad.
 """
@@ -188,6 +189,11 @@ def marker_pin_problems(dataset: Path) -> list[str]:
     return []
 
 
+def _load_yaml(text: str):
+    """yaml.safe_load with libyaml's parser when PyYAML has it (the same safe constructor, ~10x faster)."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 _COMPOSE_MAIN_KEYS = {"entrypoint", "network_mode", "volumes", "command"}
 _COMPOSE_BATCH = 120
 
@@ -205,7 +211,7 @@ def _batchable_compose(task_dir: Path) -> dict | None:
             return None
         text = path.read_text(encoding="utf-8")
         raw = tomllib.loads((task_dir / "task.toml").read_text(encoding="utf-8"))
-        doc = yaml.safe_load(text)
+        doc = _load_yaml(text)
     except (OSError, ValueError, yaml.YAMLError):
         return None
     if (raw.get("environment") or {}).get("env") or (raw.get("verifier") or {}).get("environment"):
@@ -276,6 +282,92 @@ class _ComposeBatch:
             HC._load_compose = original
 
 
+class _FilterMemo:
+    """Harbor builds a fresh TaskFileFilter for each of its loaders (Task(), Task.is_valid_dir, lint and
+    its verifier resolutions) and asks each the same questions about the same few paths: is_excluded,
+    ignore_rules and TaskPaths.validate_input_tree are pathlib-heavy and were about half of validate's
+    time. While one task is checked (the folder does not change under it), this memoises them per
+    (task folder, path): the same answers, computed once. A call that raises is never memoised (it
+    raises again), and validate_input_tree is memoised only with no exclude or the task's own filter."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+        self.memo: dict[tuple, object] = {}
+        self.originals: dict[str, tuple[type, object]] = {}
+
+    def _wrap(self, name: str, original, key_of):
+        memo = self.memo
+
+        def cached(obj, path, **kw):
+            key = key_of(obj, path, kw)
+            if key is None:
+                return original(obj, path, **kw)
+            key = (name,) + key
+            try:
+                return memo[key]
+            except KeyError:
+                value = original(obj, path, **kw)
+                memo[key] = value
+                return value
+
+        cached.__wrapped__ = original
+        return cached
+
+    @staticmethod
+    def _filter_key(filt, path, kw):
+        return None if kw else (str(filt.task_dir), os.path.abspath(path))
+
+    @staticmethod
+    def _tree_key(task_paths, path, kw):
+        from harbor.models.task.file_filter import TaskFileFilter
+
+        exclude = kw.get("exclude")
+        if set(kw) - {"exclude"}:
+            return None
+        if exclude is not None:
+            owner = getattr(exclude, "__self__", None)
+            if (not isinstance(owner, TaskFileFilter) or owner.task_dir != task_paths.task_dir
+                    or getattr(exclude, "__func__", None) is not TaskFileFilter.__dict__["is_excluded"]):
+                return None
+        return (str(task_paths.task_dir), os.path.abspath(path), exclude is None)
+
+    @contextlib.contextmanager
+    def task(self, task_dir: Path) -> Iterator[None]:
+        from harbor.models.task.file_filter import TaskFileFilter
+        from harbor.models.task.paths import TaskPaths
+
+        targets = {"is_excluded": (TaskFileFilter, self._filter_key),
+                   "ignore_rules": (TaskFileFilter, self._filter_key),
+                   "validate_input_tree": (TaskPaths, self._tree_key)}
+        try:  # the key TaskFileFilter and TaskPaths use for this folder
+            folder: str | None = str(Path(task_dir).resolve())
+        except (OSError, RuntimeError):
+            folder = None
+        with self.lock:
+            if self.users == 0:
+                for name, (cls, key_of) in targets.items():
+                    original = cls.__dict__[name]
+                    self.originals[name] = (cls, original)
+                    setattr(cls, name, self._wrap(name, original, key_of))
+            self.users += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                for key in [k for k in self.memo if k[1] == folder]:
+                    del self.memo[key]
+                self.users -= 1
+                if self.users == 0:
+                    for name, (cls, original) in self.originals.items():
+                        setattr(cls, name, original)
+                    self.originals.clear()
+                    self.memo.clear()
+
+
+_FILTER_MEMO = _FilterMemo()
+
+
 class Validator:
     def __init__(self, tasks_root: Path, with_compose: bool, base_image: str | None = None,
                  require_pinned: bool = False):
@@ -287,6 +379,8 @@ class Validator:
         self.base_image = base_image
         #: load compose files of many tasks in one `docker compose config` run (False: one per task)
         self.batch_compose = True
+        #: memoise Harbor's path filter per task while it is checked (False: Harbor's code as it is)
+        self.memo_harbor = True
         self.compose_runs = 0
         self.judge = _load_judge()
         self.judge_bytes = paths.judge_path().read_bytes()
@@ -297,7 +391,8 @@ class Validator:
     def check(self, task_dir: Path) -> TaskReport:
         rep = TaskReport(task_dir)
         try:
-            with media_env(str(paths.media_root(self.tasks_root))):
+            memo = _FILTER_MEMO.task(task_dir) if self.memo_harbor else contextlib.nullcontext()
+            with media_env(str(paths.media_root(self.tasks_root))), memo:
                 self._check(task_dir, rep)
         except Exception as exc:  # a check that cannot even run is a problem, never a pass
             rep.problems.append(f"validator could not finish: {type(exc).__name__}: {exc}")
@@ -464,11 +559,12 @@ class Validator:
     def _check_links(self, d: Path, P: list[str]) -> None:
         """No symlink (to a file or a folder) and nothing but folders and regular files anywhere in the task:
         make-harbor writes none, and a link in environment/ can hand the agent any path of the host."""
-        for top, dirs, files in os.walk(d, followlinks=False):
+        base = os.fspath(d)
+        for top, dirs, files in os.walk(base, followlinks=False):
             for name in sorted(dirs + files):
-                p = Path(top) / name
-                rel = p.relative_to(d).as_posix()
-                st = p.lstat()
+                p = os.path.join(top, name)
+                rel = os.path.relpath(p, base).replace(os.sep, "/")
+                st = os.lstat(p)
                 if stat.S_ISLNK(st.st_mode):
                     P.append(f"{rel} is a symlink (to {os.readlink(p)!r}): make-harbor writes none"
                              + (", and on the agent's side it can reach any path" if rel.startswith("environment/")
@@ -578,7 +674,7 @@ class Validator:
     def _check_compose(self, path: Path, protocol: str, net: str, media: str, game: str, case_id: str,
                        P: list[str], rep: TaskReport) -> None:
         try:
-            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+            doc = _load_yaml(path.read_text(encoding="utf-8"))
         except yaml.YAMLError as exc:
             P.append(f"environment/docker-compose.yaml is not YAML: {exc}")
             return
@@ -667,6 +763,9 @@ class Validator:
 
     def _check_solution(self, d: Path, protocol: str, P: list[str]) -> None:
         sol, gt_file = d / "solution" / "answer.json", d / "tests" / "gt.json"
+        extra = sorted(set(regular_files(d / "solution")) - {"solve.sh", "answer.json"})
+        if extra:  # e.g. a .harborignore that hides solve.sh from the oracle
+            P.append(f"solution/ holds {extra} beside solve.sh and answer.json")
         if not sol.is_file() or not gt_file.is_file():
             P.append("solution/answer.json or tests/gt.json is missing")
             return

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""What re-rendering the built-in videos costs, per game (issue 14: all 80 videos in 5 minutes or less on
+2 cores).
+
+For each game with cases and a renderer, renders ONE case from its committed ground truth with the
+package's own code, exactly what `video-arena build-cases --media-only` runs for it
+(video_arena.cases.build.media_only_case, whatever encoder settings are current), into a temporary
+media folder, and prints its wall and CPU time (user + system of this process and its children,
+every thread counted) and the CPU per video frame. The game's total is EXTRAPOLATED from that one
+video by frame count (CPU per frame x the frames of all its cases): rendering cost per frame differs
+between cases a little, so the total is an estimate, said so in the output. The file's SHA-256 is
+compared with the game's manifest (bit-exact rebuild).
+
+    python benchmarks/media_speed.py [--games chess,go] [--quick]
+
+The case is the median one by frame count (--quick: the shortest).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+GOAL_S, GOAL_CORES, GOAL_VIDEOS = 300.0, 2, 80
+
+
+def cpu_s() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _frames(gt_path: Path) -> int:
+    return int(json.loads(gt_path.read_text(encoding="utf-8"))["video"]["n_frames"])
+
+
+def measure_game(game: str, tasks_root: Path, quick: bool = False) -> dict:
+    """One case of `game` rendered; the figures and the extrapolation to all its cases."""
+    from video_arena.cases import build as B
+    from video_arena.core.tasks import load_cases
+
+    cases = [c["case_id"] for c in load_cases(game, tasks_root)]
+    if not cases:
+        return {"game": game, "skipped": "no cases in the tasks tree"}
+    frames = {cid: _frames(tasks_root / game / "gt" / f"{cid}.json") for cid in cases}
+    order = sorted(cases, key=lambda c: (frames[c], c))
+    cid = order[0] if quick else order[len(order) // 2]
+    manifest = {}
+    mpath = tasks_root / game / "manifest.json"
+    if mpath.is_file():
+        manifest = {c["case_id"]: c for c in json.loads(mpath.read_text(encoding="utf-8")).get("cases", [])}
+    B._plugin(game)  # loaded once per worker in a build-cases run too: not counted
+    with tempfile.TemporaryDirectory(prefix="va-media-bench-") as tmp:
+        c0, w0 = cpu_s(), time.perf_counter()
+        summary = B.media_only_case(game, cid, tasks_root, Path(tmp))
+        wall, cpu = time.perf_counter() - w0, cpu_s() - c0
+    per_frame = cpu / frames[cid]
+    want = manifest.get(cid, {}).get("media_sha256")
+    got = summary["manifest"]["media_sha256"]
+    return {"game": game, "case_id": cid, "frames": frames[cid], "wall_s": wall, "cpu_s": cpu,
+            "cpu_ms_per_frame": per_frame * 1000, "n_cases": len(cases), "game_frames": sum(frames.values()),
+            "game_cpu_s_extrapolated": per_frame * sum(frames.values()),
+            "bytes": summary["manifest"]["media_bytes"],
+            "manifest_match": None if want is None else want == got}
+
+
+def measure(games: list[str] | None = None, tasks_root: Path | None = None, quick: bool = False,
+            log=print) -> dict:
+    from video_arena import paths
+    from video_arena.cases.build import plugin_games
+
+    root = paths.tasks_root(tasks_root)
+    results = []
+    for g in games or plugin_games():
+        try:
+            r = measure_game(g, root, quick)
+        except Exception as exc:  # one game's renderer failing is a figure to report, not a crash
+            r = {"game": g, "skipped": f"render failed: {type(exc).__name__}: {exc}"}
+        results.append(r)
+        log(line(r))
+    done = [r for r in results if "skipped" not in r]
+    total_cpu = sum(r["game_cpu_s_extrapolated"] for r in done)
+    n_videos = sum(r["n_cases"] for r in done)
+    return {"games": results, "videos": n_videos, "total_cpu_s_extrapolated": total_cpu,
+            "two_core_s_extrapolated": total_cpu / GOAL_CORES}
+
+
+def line(r: dict) -> str:
+    if "skipped" in r:
+        return f"  {r['game']:10s} not measured: {r['skipped']}"
+    match = {None: "no manifest entry", True: "same bytes as the manifest",
+             False: "DIFFERENT bytes from the manifest"}[r["manifest_match"]]
+    return (f"  {r['game']:10s} case {r['case_id']} ({r['frames']} frames): {r['cpu_s']:.1f} s CPU, "
+            f"{r['wall_s']:.1f} s wall, {r['cpu_ms_per_frame']:.2f} ms CPU per frame; {match}; "
+            f"extrapolated to its {r['n_cases']} videos ({r['game_frames']} frames): "
+            f"{r['game_cpu_s_extrapolated']:.0f} s CPU")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", default=None, help="comma-separated (default: every game with a renderer)")
+    ap.add_argument("--tasks-root", type=Path, default=None)
+    ap.add_argument("--quick", action="store_true", help="the shortest case of each game")
+    a = ap.parse_args()
+    print(f"media speed (load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores)")
+    m = measure(a.games.split(",") if a.games else None, a.tasks_root, a.quick)
+    print(f"all {m['videos']} videos, EXTRAPOLATED from one per game: {m['total_cpu_s_extrapolated']:.0f} s CPU; "
+          f"on {GOAL_CORES} cores at best {m['two_core_s_extrapolated']:.0f} s = "
+          f"{m['two_core_s_extrapolated'] / GOAL_S:.2f} x the goal ({GOAL_S:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
