@@ -194,3 +194,29 @@ def test_media_only_skips_plugins_without_cases_unless_named(tmp_path, capsys):
     assert B.main(["--media-only", "--games", "gfootball", "--tasks-root", str(tmp_path)]) == 1
     out = capsys.readouterr()
     assert "gfootball: FAILED" in out.out + out.err
+
+
+def test_a_corner_shortly_before_a_goal_keeps_both_and_the_goal_is_not_put_at_the_corner():
+    """Seen in a built match: the ball goes over the goal line wide of the posts (a corner), the corner
+    is headed in and the engine resets before any step shows the ball in the goal.  The goal is the
+    step before the score change, not the corner's crossing, and the corner is not dropped as 'a goal'."""
+    n = 80
+    ball, mode, score, owner = [], [], [], []
+    for i in range(n):
+        if i < 10:
+            ball.append((-0.95 + 0.0 * i, -0.14, 0.2))            # right attacks the left goal, wide
+        elif i < 12:
+            ball.append((-1.0 - 0.008 * (i - 9), -0.14, 0.2))     # over the line at step 11, 11.7 m wide
+        elif i < 20:
+            ball.append((-MS.GOAL_LINE_Q, -0.431, 0.1))           # at the corner flag
+        elif i < 40:
+            ball.append((-1.0 + 0.001 * (40 - i), -0.02, 1.0))    # the header, stays short of the line
+        else:
+            ball.append((0.0, 0.0, 0.1))                          # kick-off
+        mode.append(4 if 12 <= i < 20 else 1 if i >= 40 else 0)
+        score.append((0, 1) if i >= 40 else (0, 0))
+        owner.append((-1, -1))
+    ev = MS.derive_events(MS.decode_state(_match(n, ball, mode, score, owner)))
+    assert [(e.step, e.type, e.actor) for e in ev] == [(11, "corner", "right"), (39, "goal", "right")]
+    m = MS.decode_state(_match(n, ball, mode, score, owner))
+    assert MS.goal_crossing_step(m, 40, -1) is None and MS.over_line(m.ball[11][0], -1)

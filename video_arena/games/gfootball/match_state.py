@@ -25,7 +25,7 @@ from dataclasses import dataclass
 X_M, Y_M = 54.4, 83.6          # metres per env unit (X_FIELD_SCALE, -Y_FIELD_SCALE in the engine)
 HALF_LEN_M, HALF_WID_M = 55.0, 36.0   # pitchHalfW, pitchHalfH: the engine's pitch is 110 m x 72 m
 GOAL_HALF_WIDTH_M, GOAL_DEPTH_M = 3.7, 2.55
-GOAL_LINE_X = HALF_LEN_M / X_M  # 1.011
+GOAL_LINE_X = HALF_LEN_M / X_M  # 1.01103
 STEPS_PER_S = 10
 N_PLAYERS = 11
 
@@ -34,6 +34,9 @@ NORMAL, KICKOFF, GOAL_KICK, FREE_KICK, CORNER, THROW_IN, PENALTY = range(7)
 SIDES = ("left", "right")
 
 XY_Q, Z_Q = 1000, 100
+#: The goal line on the recorded (1/1000-unit) grid: the engine stops a ball that goes out at x = 1.0110..,
+#: which the record keeps as 1.011, so "over the line" is x >= 1.011 on the record.
+GOAL_LINE_Q = math.floor(GOAL_LINE_X * XY_Q) / XY_Q
 
 
 # -- codec -------------------------------------------------------------------------------------------
@@ -238,15 +241,43 @@ def _goal_steps(m: Match) -> list[tuple[int, int]]:
     return out
 
 
+def over_line(x: float, sign: int) -> bool:
+    """Is a recorded ball x on or over the goal line on side `sign` (+1 right, -1 left)?"""
+    return x * sign >= GOAL_LINE_Q
+
+
+def in_goal(m: Match, i: int, sign: int) -> bool:
+    """At step i the ball is over the goal line on side `sign` between the posts (+ half a metre)."""
+    x, y, _ = m.ball[i]
+    return over_line(x, sign) and abs(y * Y_M) < GOAL_HALF_WIDTH_M + 0.5
+
+
 def _crossing_step(m: Match, end: int, sign: int, lookback: int = 60) -> int | None:
-    """The first step, within `lookback` steps before `end`, of the last run in which the ball is beyond
+    """The first step, within `lookback` steps before `end`, of the last run in which the ball is over
     the goal line on side `sign` (+1 right, -1 left)."""
     first = None
     for i in range(end, max(0, end - lookback) - 1, -1):
-        if m.ball[i][0] * sign > GOAL_LINE_X:
+        if over_line(m.ball[i][0], sign):
             first = i
         elif first is not None:
             break
+    return first
+
+
+GOAL_SLACK_STEPS = 3
+
+
+def goal_crossing_step(m: Match, change: int, sign: int, lookback: int = 60) -> int | None:
+    """The first step of the run in which the ball is in the goal on side `sign` that lasts until at
+    most GOAL_SLACK_STEPS steps before the score changes at `change`; None when no step shows it (the
+    headless engine can reset to the kick-off first).  A run that ends earlier is another ball over the
+    line (a corner's, a goal kick's), not this goal's."""
+    last = next((j for j in range(change, max(-1, change - GOAL_SLACK_STEPS - 1), -1) if in_goal(m, j, sign)), None)
+    if last is None:
+        return None
+    first = last
+    while first - 1 >= max(0, change - lookback) and in_goal(m, first - 1, sign):
+        first -= 1
     return first
 
 
@@ -289,7 +320,7 @@ def derive_events(m: Match) -> list[Event]:
     for s, side in _goal_steps(m):
         sign = 1 if side == 0 else -1
         # an own goal goes into the credited side's attacked goal all the same
-        t = _crossing_step(m, s, sign)
+        t = goal_crossing_step(m, s, sign)
         # headless, the engine resets to the kick-off within a step or two of the ball crossing the line,
         # so the crossing is often not seen: then the last step before the score changed
         t = max(0, s - 1) if t is None else t
