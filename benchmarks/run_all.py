@@ -144,13 +144,14 @@ def table(rows: list[dict], header: dict) -> str:
     return "\n".join(out)
 
 
-def write_readme(text: str) -> None:
+def write_readme(text: str, begin: str = BEGIN, end: str = END, title: str = "## Latest measurements") -> None:
+    """Replace the generated block between `begin` and `end` (appended under `title` when missing)."""
     old = README.read_text(encoding="utf-8") if README.is_file() else ""
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in old and END in old:
-        new = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _m: block, old, flags=re.S)
+    block = f"{begin}\n{text}\n{end}"
+    if begin in old and end in old:
+        new = re.sub(re.escape(begin) + r".*?" + re.escape(end), lambda _m: block, old, flags=re.S)
     else:
-        new = old.rstrip("\n") + ("\n\n" if old else "") + "## Latest measurements\n\n" + block + "\n"
+        new = old.rstrip("\n") + ("\n\n" if old else "") + title + "\n\n" + block + "\n"
     README.write_text(new, encoding="utf-8")
 
 

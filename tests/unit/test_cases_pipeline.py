@@ -2,6 +2,8 @@
 truth, V_t caching, media-only rebuilds, manifest and the frame contract. Fast: a few seconds."""
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import json
 import random
@@ -214,6 +216,13 @@ def test_rebuild_reuses_committed_values_and_is_byte_identical(toy):
     assert plugin.evaluations == 2
     # another evaluator identity invalidates the cache
     plugin.evaluator = lambda: {"engine": "toy", "version": "2"}
+    plugin.evaluations = 0
+    B.build_game("toy", root, root, n_cases=2, seed=7)
+    assert plugin.evaluations == 2
+    # so do other events for the same record (a change of the plugin's event rules)
+    replay = plugin.replay
+    plugin.replay = lambda rec: [dataclasses.replace(s, actor=plugin.definition.sides[1 - plugin.definition.sides.index(s.actor)])
+                                 for s in replay(rec)]
     plugin.evaluations = 0
     B.build_game("toy", root, root, n_cases=2, seed=7)
     assert plugin.evaluations == 2

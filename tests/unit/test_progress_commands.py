@@ -109,17 +109,19 @@ CHECK_JOBS = textwrap.dedent('''
     OC.harbor_executable = lambda: sys.argv[1]
     OC.resource_args = lambda: []
     ds, work = pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
-    trials = OC.check_jobs({"B": ds}, work / "jobs", "STAMP", work, 2)
+    trials = OC.check_jobs({"B": ds}, work / "jobs", "STAMP", work, 2, side_by_side=sys.argv[4] == "1")
     print("trials", sum(1 for t in trials if t.trial != "-"))
 ''')
 
 
-@pytest.mark.parametrize("tty", [True, False])
-def test_oracle_check_counts_trials_from_the_job_folders(tmp_path: Path, dataset: Path, tty: bool) -> None:
+@pytest.mark.parametrize("tty,side_by_side", [(True, True), (False, True), (False, False)])
+def test_oracle_check_counts_trials_from_the_job_folders(tmp_path: Path, dataset: Path, tty: bool,
+                                                         side_by_side: bool) -> None:
     harbor = tmp_path / "harbor"
     harbor.write_text(f"#!{sys.executable}\n{FAKE_HARBOR}")
     harbor.chmod(0o755)
-    r = run(python_cmd("-c", CHECK_JOBS, str(harbor), str(dataset), str(tmp_path)), tty=tty, env=EVERY_DRAW)
+    r = run(python_cmd("-c", CHECK_JOBS, str(harbor), str(dataset), str(tmp_path), "1" if side_by_side else "0"),
+            tty=tty, env=EVERY_DRAW)
     assert r.rc == 0, r.stderr
     assert "trials 4" in r.stdout  # 2 tasks x (oracle, nop)
     logs = sorted((tmp_path / "jobs").glob("*.harbor-output.log"))
@@ -130,7 +132,12 @@ def test_oracle_check_counts_trials_from_the_job_folders(tmp_path: Path, dataset
         assert "HARBOR LIVE DISPLAY" not in r.stderr + r.stdout
         assert len(logs) == 2 and all("HARBOR LIVE DISPLAY" in p.read_text() for p in logs)
         assert all(str(p) in r.stdout for p in logs)
-    else:  # off a terminal nothing changes: Harbor's output goes where ours goes
+    elif side_by_side:  # jobs at the same time: each Harbor's output in its own log, never interleaved
+        assert no_bar(r.stderr), r.stderr
+        assert "HARBOR LIVE DISPLAY" not in r.stdout
+        assert len(logs) == 2 and all("HARBOR LIVE DISPLAY" in p.read_text() for p in logs)
+        assert all(str(p) in r.stdout for p in logs)
+    else:  # one job at a time off a terminal: Harbor's output goes where ours goes
         assert no_bar(r.stderr), r.stderr
         assert r.stdout.count("HARBOR LIVE DISPLAY") == 2 and not logs
 

@@ -145,18 +145,26 @@ def schedule_of_gt(gt: dict[str, Any]) -> Schedule:
     return schedule_from_times([e["t"] for e in gt["events"]], int(gt["video"]["fps"]), int(gt["video"]["n_frames"]))
 
 
-def cached_values(gt_path: Path, record: dict[str, Any], evaluator: dict[str, Any], n_positions: int) -> list[float] | None:
-    """V_t from the committed ground truth if it is for the same record and evaluator, else None."""
+def cached_values(gt_path: Path, record: dict[str, Any], evaluator: dict[str, Any], steps: list[Any],
+                  times: list[float] | None = None) -> list[float] | None:
+    """V_t from the committed ground truth if it is for the same record, evaluator and events (type and
+    actor of each; with `times`, for a continuous game whose V_t depends on when, also each event's time),
+    else None: a change to a plugin's event rules must not keep values computed for other events."""
     if not gt_path.is_file():
         return None
     try:
         gt = json.loads(gt_path.read_text(encoding="utf-8"))
         if gt.get("record") != json.loads(json.dumps(record)) or gt.get("evaluator") != evaluator:
             return None
+        events = gt["events"]
+        if [(e["type"], e["actor"]) for e in events] != [(s.type, s.actor) for s in steps]:
+            return None
+        if times is not None and [float(e["t"]) for e in events] != [float(t) for t in times]:
+            return None
         values = values_of_gt(gt)
     except (ValueError, KeyError, TypeError):
         return None
-    return values if len(values) == n_positions else None
+    return values if len(values) == len(steps) + 1 else None
 
 
 # -- media -------------------------------------------------------------------------------------------
@@ -189,12 +197,13 @@ def build_case(game: str, record: dict[str, Any], case_id: str, tasks_root: str 
     gt_path, media_path = case_paths(game, case_id, Path(tasks_root), Path(media_root))
     steps = plugin.replay(record)
     evaluator = plugin.evaluator()
-    values = None if force_values else cached_values(gt_path, record, evaluator, len(steps) + 1)
+    sched = plugin.pace(record, pacing_rng(game, case_id))
+    values = None if force_values else cached_values(gt_path, record, evaluator, steps,
+                                                     list(sched.times) if plugin.continuous else None)
     evaluated = values is None
     if values is None:
         values = plugin.evaluate(record, progress=progress)
     t_eval = time.monotonic() - t0
-    sched = plugin.pace(record, pacing_rng(game, case_id))
     gt = make_gt(plugin, case_id, record, list(values), sched, evaluator)
     write_if_changed(gt_path, dump_json(gt))
     t1 = time.monotonic()

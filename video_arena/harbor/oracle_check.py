@@ -82,23 +82,27 @@ def resource_args() -> list[str]:
 
 
 def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_root: Path,
-               n_concurrent: int = 2, timeout: float | None = None) -> int:
+               n_concurrent: int = 2, timeout: float | None = None, to_log: bool = False) -> int:
+    """`harbor run` of one agent on one dataset.  Its output goes to jobs/<job>.harbor-output.log when
+    `to_log` (jobs running side by side) or a progress bar is on the terminal (Harbor's live display
+    would fight it); the log's end is printed if it fails."""
     cmd = [harbor_executable(), "run", "-p", str(dataset), "-a", agent, "-n", str(n_concurrent), "-y",
            "--job-name", job_name, "-o", str(jobs_dir), *resource_args()]
     bar = progress.current()
-    if bar is None or not bar.drawing:  # Harbor's own output goes where ours goes
+    drawing = bar is not None and bar.drawing
+    if not (to_log or drawing):  # Harbor's own output goes where ours goes
         print("$ " + " ".join(cmd), flush=True)
         return subprocess.run(cmd, env=harbor_env(media_root), stdin=subprocess.DEVNULL, timeout=timeout).returncode
-    # a bar is on the terminal: Harbor's live display would fight it, so its output goes to a file
+    say = bar.write if drawing else (lambda text, file=None: print(text, file=file, flush=True))
     log = jobs_dir / f"{job_name}.harbor-output.log"
     jobs_dir.mkdir(parents=True, exist_ok=True)
-    bar.write("$ " + " ".join(cmd) + f"  > {log}")
+    say("$ " + " ".join(cmd) + f"  > {log}")
     with open(log, "wb") as fh:
         rc = subprocess.run(cmd, env=harbor_env(media_root), stdin=subprocess.DEVNULL, stdout=fh,
                             stderr=subprocess.STDOUT, timeout=timeout).returncode
     if rc != 0:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
-        bar.write("\n".join([f"harbor run exited {rc}; the end of {log}:", *tail]), file=sys.stderr)
+        say("\n".join([f"harbor run exited {rc}; the end of {log}:", *tail]), file=sys.stderr)
     return rc
 
 
@@ -158,17 +162,25 @@ def print_table(trials: list[Trial]) -> None:
 
 def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root: Path,
                n_concurrent: int, agents: tuple[str, ...] = ("oracle", "nop"),
-               show_progress: bool = True) -> list[Trial]:
-    """Run every agent on every dataset; returns the judged trials (missing trials are failures)."""
-    trials: list[Trial] = []
+               show_progress: bool = True, side_by_side: bool = True) -> list[Trial]:
+    """Run every agent on every dataset; returns the judged trials (missing trials are failures).
+    With `side_by_side` the jobs (agent x protocol) run at the same time, each `harbor run -n n_concurrent`:
+    a trial mostly waits on Docker, so on 2 cores four jobs take about as long as one."""
+    from concurrent.futures import ThreadPoolExecutor
+
     n_tasks = {p: sum(1 for t in d.iterdir() if (t / "task.toml").is_file()) for p, d in datasets.items()}
+    jobs = [(protocol, dataset, agent) for protocol, dataset in datasets.items() for agent in agents]
+    parallel = side_by_side and len(jobs) > 1
     # one bar over every trial of every job; Harbor writes a trial's result.json when the trial ends
     with progress.bar(sum(n_tasks.values()) * len(agents), "oracle-check", "trial", enabled=show_progress) as bar, \
             progress.watch(bar, lambda: sum(1 for _ in jobs_dir.glob(f"va-*-{stamp}/*/result.json"))):
-        for (protocol, dataset), agent in ((d, ag) for d in datasets.items() for ag in agents):
+
+        def one(job_spec):
+            protocol, dataset, agent = job_spec
             job = f"va-{agent}-{protocol.lower()}-{stamp}"
-            bar.set_postfix(f"{agent} {protocol}")
-            rc = run_harbor(dataset, agent, job, jobs_dir, media_root, n_concurrent)
+            if not parallel:
+                bar.set_postfix(f"{agent} {protocol}")
+            rc = run_harbor(dataset, agent, job, jobs_dir, media_root, n_concurrent, to_log=parallel)
             got = read_trials(jobs_dir / job, agent, protocol)
             if rc != 0:
                 got.append(Trial(agent, protocol, "-", "(harbor run)", None, f"harbor run exited {rc}", None,
@@ -177,8 +189,15 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
                 got.append(Trial(agent, protocol, "-", "(job)", None, None, None,
                                  problems=[f"{n_tasks[protocol]} tasks but {sum(1 for t in got if t.trial != '-')} "
                                            "trial results"]))
-            trials += got
-    return trials
+            return got
+
+        if parallel:
+            bar.set_postfix(f"{len(jobs)} jobs side by side")
+            with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+                results = list(pool.map(one, jobs))
+        else:
+            results = [one(j) for j in jobs]
+    return [t for got in results for t in got]
 
 
 def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path | None, games: str | None,
@@ -240,7 +259,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the datasets and Harbor jobs go (default .cache/oracle-check/<time> in the checkout)")
     ap.add_argument("--image", default=S.DEFAULT_BASE_IMAGE, help="the sandbox image tag to build/reuse and run")
     ap.add_argument("--rebuild", action="store_true", help="build the image even if it exists")
-    ap.add_argument("-n", "--n-concurrent", type=int, default=2, help="harbor run -n (default 2)")
+    ap.add_argument("-n", "--n-concurrent", type=int, default=2, help="harbor run -n of each job (default 2)")
+    ap.add_argument("--agents", default="oracle,nop", help="oracle, nop or oracle,nop (default)")
+    ap.add_argument("--one-job-at-a-time", action="store_true",
+                    help="run the jobs (agent x protocol) one after another instead of side by side")
     ap.add_argument("--render-media", action="store_true",
                     help="first re-render every built-in video from the committed ground truth and check it "
                          "against the manifest (build-cases --media-only), building the image meanwhile")
@@ -250,6 +272,13 @@ def main(argv: list[str] | None = None) -> int:
     protocols = [p.strip().upper() for p in a.protocols.split(",") if p.strip()]
     if not protocols or any(p not in S.PROTOCOLS for p in protocols):
         print(f"oracle-check: --protocols must be A, B or A,B, not {a.protocols!r}", file=sys.stderr)
+        return 2
+    agents = tuple(x.strip() for x in a.agents.split(",") if x.strip())
+    if not agents or any(x not in EXPECTED for x in agents) or len(set(agents)) != len(agents):
+        print(f"oracle-check: --agents must be oracle, nop or oracle,nop, not {a.agents!r}", file=sys.stderr)
+        return 2
+    if a.n_concurrent < 1:
+        print("oracle-check: -n must be >= 1", file=sys.stderr)
         return 2
     if a.render_media:
         rc = render_media_while_building_image(a.image, a.rebuild, a.tasks_root, a.games, a.no_progress)
@@ -311,7 +340,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         datasets[protocol] = out
 
-    trials = check_jobs(datasets, work / "jobs", stamp, media_root, a.n_concurrent, show_progress=not a.no_progress)
+    trials = check_jobs(datasets, work / "jobs", stamp, media_root, a.n_concurrent, agents=agents,
+                        show_progress=not a.no_progress, side_by_side=not a.one_job_at_a_time)
     print()
     print_table(trials)
     for line in timings:
