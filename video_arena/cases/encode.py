@@ -1,9 +1,10 @@
 """H.264 encoding with PyAV, bit-exact across rebuilds.
 
 One encoder path only (PyAV's bundled libx264; the ffmpeg CLI gives a different bitstream): libx264,
-preset medium, crf 23, yuv420p, one thread, a keyframe every KEYFRAME_S seconds, and the MP4 muxer
-with `fflags +bitexact` (no Lavf version tag), so the same positions and schedule give the same bytes
-on every rebuild (docs/CASES.md, "Determinism").
+preset veryfast with X264_PARAMS, crf 23, yuv420p, one thread, a keyframe at least every KEYFRAME_S
+seconds, and the MP4 muxer with `fflags +bitexact` (no Lavf version tag), so the same positions and
+schedule give the same bytes on every rebuild (docs/CASES.md, "Determinism"). The settings were chosen
+with benchmarks/encode_settings.py for these mostly static pictures (docs/CASES.md, "Encoder settings").
 """
 from __future__ import annotations
 
@@ -15,8 +16,20 @@ from typing import Any, Iterable
 import av
 
 CRF = 23
-PRESET = "medium"
-KEYFRAME_S = 60
+PRESET = "veryfast"
+#: On top of the preset: diamond motion search and the cheapest subpixel refinement (a board moves
+#: nothing between events), and no adaptive quantization (it takes bits from flat squares and gives
+#: them to edges; on drawn boards that only adds error).
+X264_PARAMS = "me=dia:subme=1:aq-mode=0"
+KEYFRAME_S = 120
+
+
+def x264_params(fps: int, keyint: int | None = None, extra: str = X264_PARAMS) -> str:
+    """The x264-params string of a video at `fps`: a keyframe at least every `keyint` frames (default
+    KEYFRAME_S seconds), at most every second, plus `extra` (benchmarks/encode_settings.py builds its
+    candidates with this too)."""
+    keyint = KEYFRAME_S * fps if keyint is None else keyint
+    return f"keyint={keyint}:min-keyint={fps}" + (f":{extra}" if extra else "")
 
 
 def encoder_info() -> dict[str, Any]:
@@ -24,7 +37,7 @@ def encoder_info() -> dict[str, Any]:
     import PIL
 
     return {"muxer": "PyAV", "pyav": av.__version__, "ffmpeg": _ffmpeg_version(), "codec": "libx264",
-            "preset": PRESET, "crf": CRF, "pix_fmt": "yuv420p", "threads": 1, "keyframe_s": KEYFRAME_S,
+            "preset": PRESET, "x264_params": X264_PARAMS, "crf": CRF, "pix_fmt": "yuv420p", "threads": 1, "keyframe_s": KEYFRAME_S,
             "pillow": PIL.__version__}
 
 
@@ -88,7 +101,7 @@ def _open_stream(container, fps: int, width: int, height: int):
         raise ValueError(f"yuv420p needs even frame sizes, got {width}x{height}")
     stream = container.add_stream("libx264", rate=fps, options={
         "crf": str(CRF), "preset": PRESET, "threads": "1",
-        "x264-params": f"keyint={KEYFRAME_S * fps}:min-keyint={fps}",
+        "x264-params": x264_params(fps),
     })
     stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
     stream.codec_context.thread_count = 1
