@@ -49,6 +49,13 @@ def parse(cand: str, fps: int) -> tuple[str, int, str]:
     return preset, int(keyint), rest[0] if rest else ""
 
 
+def yuv_frames(images) -> list:
+    """Each position as a yuv420p frame, converted once. Fresh frames for each encoder: PyAV frame
+    objects that already went through one x264 encoder sometimes gave keyframes 1-2 bytes different
+    (the same decoded pixels) in a second one; the pipeline never reuses a frame across encoders."""
+    return [av.VideoFrame.from_image(im).reformat(format="yuv420p") for im in images]
+
+
 def encode(frames, pof, fps: int, out: str, preset: str, keyint: int, extra: str) -> None:
     c = av.open(out, "w", format="mp4", container_options={"fflags": "+bitexact"})
     s = c.add_stream("libx264", rate=fps, options={"crf": str(E.CRF), "preset": preset, "threads": "1",
@@ -106,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     images = [im.convert("RGB") for im in plugin.render(gt["record"])]
     t_draw = cpu_s() - t
     t = cpu_s()
-    frames = [av.VideoFrame.from_image(im).reformat(format="yuv420p") for im in images]
+    yuv_frames(images)
     t_conv = cpu_s() - t
     refs = [np.asarray(im, dtype=np.int16) for im in images]
     print(f"{a.game}/{gt['case_id']}: {sched.n_frames} frames at {sched.fps} fps, {len(images)} positions, "
@@ -117,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, cand in enumerate(cands):
             preset, keyint, extra = parse(cand, sched.fps)
             out = os.path.join(tmp, f"{i}.mp4")
+            frames = yuv_frames(images)  # fresh frames for every encoder, as in the pipeline (see yuv_frames)
             t = cpu_s()
             encode(frames, pof, sched.fps, out, preset, keyint, extra)
             dt = cpu_s() - t

@@ -202,3 +202,31 @@ def test_rebuilding_a_case_is_byte_identical(tmp_path, game):
     assert _sha(tmp_path / game / "gt" / f"{cid}.json") == entry["gt_sha256"]
     assert _sha(tmp_path / game / "media" / f"{cid}.mp4") == entry["media_sha256"], (
         "media differ from the manifest (encoder versions in manifest.json['encoder'])")
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_protocol_a_grid_takes_the_reference_frames_of_every_video(game):
+    """The encoder settings never move a frame: for every video of the game present in tasks/ (and
+    matching the manifest), Protocol A's grid, planned from the file's own probe, takes still k at
+    t_k of the reference definition from source frame floor(t_k * fps) of the ground truth's frame grid,
+    and the cases' sparse keyframes keep it on the one-pass path."""
+    from fractions import Fraction
+
+    from video_arena.protocol_a import grid as G
+
+    present = [cid for cid in _case_ids(game) if (TASKS / game / "media" / f"{cid}.mp4").is_file()
+               and _sha(TASKS / game / "media" / f"{cid}.mp4") == _entry(game, cid).get("media_sha256")]
+    if not present:
+        pytest.skip(f"no {game} media matching the manifest in tasks/ (build-cases --media-only)")
+    spec = G.GridSpec()
+    for cid in present:
+        video = _gt(game, cid)["video"]
+        fps, n = int(video["fps"]), int(video["n_frames"])
+        info = G.probe(TASKS / game / "media" / f"{cid}.mp4")
+        assert info.pts == [Fraction(k, fps) for k in range(n)], f"{cid}: frame timestamps moved"
+        assert info.duration == Fraction(n, fps)
+        plan = G.plan_grid(info, spec)
+        times, _ = G.grid_times(Fraction(n, fps), spec)
+        assert plan.video_ts == times
+        assert plan.source_index == [min(n - 1, math.floor(t * fps)) for t in times], cid
+        assert G.choose_mode(plan, info.pts, info.key_pts) == "pass", cid

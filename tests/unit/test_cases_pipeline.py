@@ -335,3 +335,29 @@ def test_cli_progress_total_covers_every_planned_case_and_is_quiet_off_a_termina
         B.main(["--games", "toy", "--tasks-root", str(root), "--jobs", "0"])
     err = capsys.readouterr().err
     assert "case/s" not in err and "it/s" not in err  # no bar when stderr is not a terminal
+
+
+def test_media_carry_the_encoder_settings_the_manifest_records(toy):
+    """x264 writes the options it really used into the stream (an SEI): they must be the chosen ones
+    (veryfast + me=dia:subme=1:aq-mode=0, one thread, a keyframe every KEYFRAME_S s) and what
+    manifest.json["encoder"] says, so a silently ignored option or a stale manifest fails here."""
+    import re
+
+    from video_arena.cases import encode as E
+
+    plugin, root = toy
+    B.build_game("toy", root, root, n_cases=1, seed=7)
+    manifest = json.loads((root / "toy" / "manifest.json").read_text())
+    assert manifest["encoder"] == json.loads(json.dumps(E.encoder_info()))
+    enc = manifest["encoder"]
+    assert (enc["preset"], enc["x264_params"], enc["keyframe_s"]) == (E.PRESET, E.X264_PARAMS, E.KEYFRAME_S)
+    cid = manifest["cases"][0]["case_id"]
+    data = (root / "toy" / "media" / f"{cid}.mp4").read_bytes()
+    m = re.search(rb"x264 - core \d+.*? options: ([^\x00\x80]+)", data)
+    assert m, "no x264 options SEI in the file"
+    opts = dict(kv.split("=", 1) for kv in m.group(1).decode("ascii").split() if "=" in kv)
+    assert opts["me"] == "dia" and opts["subme"] == "1"
+    assert opts["aq"].endswith(":0.00")  # adaptive quantization off (x264 keeps mode 1 at strength 0 for mb-tree)
+    assert opts["threads"] == "1" and opts["lookahead_threads"] == "1" and opts["sliced_threads"] == "0"
+    assert opts["keyint"] == str(E.KEYFRAME_S * plugin.fps) and opts["keyint_min"] == str(plugin.fps)
+    assert opts["crf"].startswith(f"{E.CRF}.")

@@ -214,7 +214,7 @@ def build_case(game: str, record: dict[str, Any], case_id: str, tasks_root: str 
 
 
 def media_only_case(game: str, case_id: str, tasks_root: str | Path, media_root: str | Path) -> dict[str, Any]:
-    t1 = time.monotonic()
+    t1, c1 = time.monotonic(), time.process_time()
     plugin = _plugin(game)
     gt_path, media_path = case_paths(game, case_id, Path(tasks_root), Path(media_root))
     if not gt_path.is_file():
@@ -222,7 +222,8 @@ def media_only_case(game: str, case_id: str, tasks_root: str | Path, media_root:
     gt = json.loads(gt_path.read_text(encoding="utf-8"))
     render_media(plugin, gt, media_path)
     return _summary(plugin, gt, gt_path, media_path) | {"evaluated": False, "eval_s": 0.0,
-                                                        "media_s": round(time.monotonic() - t1, 2)}
+                                                        "media_s": round(time.monotonic() - t1, 2),
+                                                        "cpu_s": time.process_time() - c1}
 
 
 def _summary(plugin: GamePlugin, gt: dict[str, Any], gt_path: Path, media_path: Path | None) -> dict[str, Any]:
@@ -546,7 +547,9 @@ def main(argv: list[str] | None = None) -> int:
             n_eval = sum(r["evaluated"] for r in res)
             mism = sum(1 for r in res if r.get("media_matches_manifest") is False)
             if a.media_only:
-                bar.write(f"{game}: {len(res)} media re-rendered from the committed gt in {time.monotonic() - t0:.1f}s; "
+                cpu = sum(r.get("cpu_s", 0.0) for r in res)
+                bar.write(f"{game}: {len(res)} media re-rendered from the committed gt in {time.monotonic() - t0:.1f}s "
+                          f"({cpu:.1f}s CPU in the renderers); "
                           f"{len(res) - mism} match the manifest" + (f", {mism} DIFFER" if mism else ""))
             else:
                 bar.write(f"{game}: {len(res)} cases in {time.monotonic() - t0:.1f}s "
