@@ -302,6 +302,7 @@ def test_class_shares_count_every_event_of_the_built_cases(toy):
     assert sh["n_events"] == n > 0
     assert abs(sum(sh["delta"].values()) - 1) < 0.01 and abs(sum(sh["state"].values()) - 1) < 0.01
     assert set(sh["delta"]) <= {"up", "down", "flat"} and set(sh["state"]) <= {"red", "blue", "even"}
+    assert sum(sh["types"].values()) == n and set(sh["types"]) <= set(plugin.definition.event_types)
 
 
 def _tree_bytes(root: Path) -> dict[str, bytes]:

@@ -402,7 +402,7 @@ def class_shares(tasks_root: Path, game: str) -> dict[str, Any]:
     `flat` measures little: docs/CASES.md)."""
     from collections import Counter
 
-    delta, state, n = Counter(), Counter(), 0
+    delta, state, types, n = Counter(), Counter(), Counter(), 0
     for c in _read_json(tasks_root / game / "cases.json", {"cases": []})["cases"]:
         gt = _read_json(tasks_root / game / "gt" / f"{c['case_id']}.json", None)
         if gt is None:
@@ -410,9 +410,10 @@ def class_shares(tasks_root: Path, game: str) -> dict[str, Any]:
         for e in gt["events"]:
             delta[e["delta"]] += 1
             state[e["state"]] += 1
+            types[e["type"]] += 1
             n += 1
     share = lambda c: {k: round(v / n, 3) for k, v in sorted(c.items())} if n else {}  # noqa: E731
-    return {"n_events": n, "delta": share(delta), "state": share(state)}
+    return {"n_events": n, "delta": share(delta), "state": share(state), "types": dict(types.most_common())}
 
 
 def _read_json(path: Path, default):
@@ -557,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
             failed += bool(mism)
             if not a.media_only:
                 sh = class_shares(tasks_root, game)
-                bar.write(f"{game}: {sh['n_events']} events; delta {sh['delta']}; state {sh['state']}")
+                bar.write(f"{game}: {sh['n_events']} events {sh['types']}; delta {sh['delta']}; state {sh['state']}")
     return 1 if failed else 0
 
 
