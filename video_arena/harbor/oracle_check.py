@@ -200,6 +200,27 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
     return [t for got in results for t in got]
 
 
+def docker_and_image(tag: str, rebuild: bool) -> int:
+    """Steps 1 and 2: Docker usable, the image built or reused; 0, or 2 with the reason on stderr."""
+    from video_arena.harbor.docker_host import ensure_docker
+    from video_arena.harbor.image import build_image, image_exists
+
+    ok, why = ensure_docker(echo=print)
+    if not ok:
+        print(f"oracle-check: Docker is not usable: {why}", file=sys.stderr)
+        return 2
+    print(f"docker: {why}", flush=True)
+    if rebuild or not image_exists(tag):
+        try:
+            build_image(tag=tag, reuse=not rebuild)
+        except Exception as exc:
+            print(f"oracle-check: cannot build {tag}: {exc}", file=sys.stderr)
+            return 2
+    else:
+        print(f"image: reusing {tag}", flush=True)
+    return 0
+
+
 def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path | None, games: str | None,
                                       no_progress: bool = False) -> int:
     """`build-cases --media-only` in the foreground (its progress bar and per-game lines), and meanwhile
@@ -207,17 +228,8 @@ def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path 
     waits mostly on apt and the disk, the render on the CPU, so together they take about the longer one."""
     log = paths.REPO_ROOT / ".cache" / "oracle-check-image.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    code = ("import sys\n"
-            "from video_arena.harbor.docker_host import ensure_docker\n"
-            "from video_arena.harbor.image import build_image, image_exists\n"
-            "ok, why = ensure_docker(echo=print)\n"
-            "print('docker:', why, flush=True)\n"
-            "sys.exit(2) if not ok else None\n"
-            f"tag, rebuild = {tag!r}, {rebuild!r}\n"
-            "if rebuild or not image_exists(tag):\n"
-            "    build_image(tag=tag, reuse=not rebuild)\n"
-            "else:\n"
-            "    print('image: reusing', tag)\n")
+    code = ("import sys\nfrom video_arena.harbor.oracle_check import docker_and_image\n"
+            f"sys.exit(docker_and_image({tag!r}, {rebuild!r}))\n")
     with open(log, "w", encoding="utf-8") as fh:
         image_proc = subprocess.Popen([sys.executable, "-c", code], stdout=fh, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL, cwd=paths.REPO_ROOT)
@@ -286,23 +298,9 @@ def main(argv: list[str] | None = None) -> int:
             return rc
         a.rebuild = False
 
-    from video_arena.harbor.docker_host import ensure_docker
-
-    ok, why = ensure_docker(echo=print)
-    if not ok:
-        print(f"oracle-check: Docker is not usable: {why}", file=sys.stderr)
-        return 2
-    print(f"docker: {why}")
-    from video_arena.harbor.image import build_image, image_exists
-
-    if a.rebuild or not image_exists(a.image):
-        try:
-            build_image(tag=a.image, reuse=not a.rebuild)
-        except Exception as exc:
-            print(f"oracle-check: cannot build {a.image}: {exc}", file=sys.stderr)
-            return 2
-    else:
-        print(f"image: reusing {a.image}")
+    rc = docker_and_image(a.image, a.rebuild)
+    if rc:
+        return rc
 
     from video_arena.harbor.generate import GenerateError, Options, generate
     from video_arena.harbor.validate import Validator, compose_available

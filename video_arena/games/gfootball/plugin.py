@@ -174,12 +174,17 @@ def _decoded(state_json: str) -> MS.Match:
     return MS.decode_state(json.loads(state_json))
 
 
+def _state_key(record: dict[str, Any]) -> str:
+    return json.dumps(record["state"], sort_keys=True)
+
+
 def decoded(record: dict[str, Any]) -> MS.Match:
-    return _decoded(json.dumps(record["state"], sort_keys=True))
+    return _decoded(_state_key(record))
 
 
 @lru_cache(maxsize=4)
-def _event_frame_steps(state_json: str, lead: int) -> dict[int, int]:
+def _event_frame_steps(state_json: str) -> dict[int, int]:
+    """Event frame -> the event's step (the frames in between show the regular every-other step)."""
     steps = [e.step for e in MS.derive_events(_decoded(state_json))]
     return dict(zip(PLUGIN._frames_of_steps(steps), steps))
 
@@ -422,7 +427,7 @@ class GFootballPlugin(GamePlugin):
     def _frames_of_steps(self, steps: list[int]) -> list[int]:
         """The video frame of each event: the last frame whose regular state is at or before the event's
         step (frame k shows state STEPS_PER_FRAME * (k - lead)); a frame already taken moves to the next.
-        That frame then shows the event's own step (`_shown_states`): the engine can reset to the kick-off
+        That frame then shows the event's own step (`_event_frame_steps`): the engine can reset to the kick-off
         one step after a goal, so the next regular state may no longer show the event at all."""
         out, prev = [], -1
         for s in steps:
@@ -437,14 +442,11 @@ class GFootballPlugin(GamePlugin):
         return Schedule(fps=self.fps, event_frames=tuple(self._frames_of_steps(self.event_steps(record))),
                         n_frames=last_frame + 1 + round(self.tail_s * self.fps))
 
-    def _shown_states(self, record: dict[str, Any]) -> dict[int, int]:
-        """Event frame -> the event's step (the frames in between show the regular every-other step)."""
-        return _event_frame_steps(json.dumps(record["state"], sort_keys=True), self._lead())
-
     def state_at_frame(self, record: dict[str, Any], frame: int) -> int:
         """The engine step frame `frame` shows: the event's step at an event frame, else the regular
         STEPS_PER_FRAME * (frame - lead), clamped to the match.  Never decreases with the frame."""
-        return self._state_at_frame(decoded(record), self._shown_states(record), frame)
+        key = _state_key(record)
+        return self._state_at_frame(_decoded(key), _event_frame_steps(key), frame)
 
     def _state_at_frame(self, m: MS.Match, shown: dict[int, int], frame: int) -> int:
         at_event = shown.get(frame)
@@ -457,8 +459,8 @@ class GFootballPlugin(GamePlugin):
 
     def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Image.Image], list[int]]:
         """One image per video frame, drawn lazily in order."""
-        m = decoded(record)
-        shown = self._shown_states(record)
+        key = _state_key(record)
+        m, shown = _decoded(key), _event_frame_steps(key)
         states = [self._state_at_frame(m, shown, k) for k in range(sched.n_frames)]
 
         def images():
