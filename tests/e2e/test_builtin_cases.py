@@ -205,24 +205,26 @@ def test_rebuilding_a_case_is_byte_identical(tmp_path, game):
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_protocol_a_grid_takes_the_reference_frames_of_every_video(game):
+def test_protocol_a_grid_takes_the_reference_frames_of_every_video(media_dir, game):
     """The encoder settings never move a frame: for every video of the game present in tasks/ (and
-    matching the manifest), Protocol A's grid, planned from the file's own probe, takes still k at
-    t_k of the reference definition from source frame floor(t_k * fps) of the ground truth's frame grid,
-    and the cases' sparse keyframes keep it on the one-pass path."""
+    matching the manifest; in a clean clone, the frame-check cases rendered by `media_dir`), Protocol A's
+    grid, planned from the file's own probe, takes still k at t_k of the reference definition from source
+    frame floor(t_k * fps) of the ground truth's frame grid, and the cases' sparse keyframes keep it on
+    the one-pass path."""
     from fractions import Fraction
 
     from video_arena.protocol_a import grid as G
 
-    present = [cid for cid in _case_ids(game) if (TASKS / game / "media" / f"{cid}.mp4").is_file()
-               and _sha(TASKS / game / "media" / f"{cid}.mp4") == _entry(game, cid).get("media_sha256")]
-    if not present:
-        pytest.skip(f"no {game} media matching the manifest in tasks/ (build-cases --media-only)")
+    present = {cid: TASKS / game / "media" / f"{cid}.mp4" for cid in _case_ids(game)
+               if (TASKS / game / "media" / f"{cid}.mp4").is_file()
+               and _sha(TASKS / game / "media" / f"{cid}.mp4") == _entry(game, cid).get("media_sha256")}
+    present = present or {cid: mp4 for (g, cid), mp4 in media_dir.items() if g == game}
+    assert present, f"no {game} video to check"
     spec = G.GridSpec()
-    for cid in present:
+    for cid, mp4 in present.items():
         video = _gt(game, cid)["video"]
         fps, n = int(video["fps"]), int(video["n_frames"])
-        info = G.probe(TASKS / game / "media" / f"{cid}.mp4")
+        info = G.probe(mp4)
         assert info.pts == [Fraction(k, fps) for k in range(n)], f"{cid}: frame timestamps moved"
         assert info.duration == Fraction(n, fps)
         plan = G.plan_grid(info, spec)
