@@ -6,7 +6,7 @@
 Clones the checkout's HEAD into a temporary folder and runs the README's line marked `# main job`
 there (read from the README, so the measurement follows the README), timing the whole and printing
 each phase line of the job's own output with its time (setup, media per game, image, datasets,
-validate, trials). The clone starts with no .venv, wheelhouse, debootstrap base or pip cache. With
+validate, trials). The clone starts with no .venv, wheelhouse, debootstrap base, pip or uv cache. With
 --from-nothing the Docker images the job builds (video-arena/base:latest and the debootstrap base)
 and Docker's build cache are removed first, as on a fresh machine (for everyone on this machine).
 Debian packages already installed stay installed. --write-readme puts the result in
@@ -29,7 +29,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 GOAL_S = 15 * 60
 BEGIN, END = "<!-- fresh_main_job.py: begin (generated, do not edit) -->", "<!-- fresh_main_job.py: end -->"
-PHASES = re.compile(r"^(setup: (venv|pip|apt|compose|done)|image: (building|done)|\w+: \d+ media re-rendered|media: |"
+PHASES = re.compile(r"^(setup: (venv|install|pip|apt|compose|done)|image: (building|done)|\w+: \d+ media re-rendered|media: |"
                     r"generate |validate |oracle-check (PASSED|FAILED)|docker: )")
 
 
@@ -65,7 +65,7 @@ def main() -> int:
     phases: list[tuple[float, str]] = []
     log = work / "main-job.log"
     with open(log, "w", encoding="utf-8") as fh:
-        proc = subprocess.Popen(["bash", "-c", cmd], cwd=clone, env=dict(os.environ, PIP_NO_CACHE_DIR="1"),
+        proc = subprocess.Popen(["bash", "-c", cmd], cwd=clone, env=dict(os.environ, PIP_NO_CACHE_DIR="1", UV_NO_CACHE="1"),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in proc.stdout:
             fh.write(line)

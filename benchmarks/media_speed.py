@@ -11,9 +11,13 @@ video by frame count (CPU per frame x the frames of all its cases): rendering co
 between cases a little, so the total is an estimate, said so in the output. The file's SHA-256 is
 compared with the game's manifest (bit-exact rebuild).
 
-    python benchmarks/media_speed.py [--games chess,go] [--quick]
+    python benchmarks/media_speed.py [--games chess,go] [--quick] [--whole-pictures]
 
-The case is the median one by frame count (--quick: the shortest).
+The case is the median one by frame count (--quick: the shortest). --whole-pictures also encodes that
+case the plain way for a game whose frames are each drawn anew (a plugin with `frame_image`:
+gfootball): every frame's picture drawn whole and converted whole to yuv420p, against the plugin's
+`video` (one canvas redrawn round the sprites, converted round them); it prints the CPU ratio and
+whether the bytes are the same.
 """
 from __future__ import annotations
 
@@ -66,12 +70,34 @@ def measure_game(game: str, tasks_root: Path, quick: bool = False) -> dict:
     return {"game": game, "case_id": cid, "frames": frames[cid], "wall_s": wall, "cpu_s": cpu,
             "cpu_ms_per_frame": per_frame * 1000, "n_cases": len(cases), "game_frames": sum(frames.values()),
             "game_cpu_s_extrapolated": per_frame * sum(frames.values()),
-            "bytes": summary["manifest"]["media_bytes"],
+            "bytes": summary["manifest"]["media_bytes"], "sha256": got,
             "manifest_match": None if want is None else want == got}
 
 
+def measure_whole_pictures(game: str, case_id: str, tasks_root: Path) -> dict | None:
+    """The case encoded from `frame_image` of every frame (drawn whole, converted whole by encode_mp4);
+    None for a plugin without `frame_image`."""
+    from video_arena.cases import build as B
+    from video_arena.cases.encode import encode_mp4
+
+    plugin = B._plugin(game)
+    if not hasattr(plugin, "frame_image"):
+        return None
+    gt = json.loads((tasks_root / game / "gt" / f"{case_id}.json").read_text(encoding="utf-8"))
+    sched = B.schedule_of_gt(gt)
+    with tempfile.TemporaryDirectory(prefix="va-media-bench-") as tmp:
+        out = Path(tmp) / "whole.mp4"
+        c0 = cpu_s()
+        encode_mp4((plugin.frame_image(gt["record"], k) for k in range(sched.n_frames)),
+                   list(range(sched.n_frames)), sched.fps, out)
+        cpu = cpu_s() - c0
+        import hashlib
+
+        return {"cpu_s": cpu, "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}
+
+
 def measure(games: list[str] | None = None, tasks_root: Path | None = None, quick: bool = False,
-            log=print) -> dict:
+            log=print, whole_pictures: bool = False) -> dict:
     from video_arena import paths
     from video_arena.cases.build import plugin_games
 
@@ -80,6 +106,8 @@ def measure(games: list[str] | None = None, tasks_root: Path | None = None, quic
     for g in games or plugin_games():
         try:
             r = measure_game(g, root, quick)
+            if whole_pictures and "skipped" not in r:
+                r["whole"] = measure_whole_pictures(g, r["case_id"], root)
         except Exception as exc:  # one game's renderer failing is a figure to report, not a crash
             r = {"game": g, "skipped": f"render failed: {type(exc).__name__}: {exc}"}
         results.append(r)
@@ -96,10 +124,16 @@ def line(r: dict) -> str:
         return f"  {r['game']:10s} not measured: {r['skipped']}"
     match = {None: "no manifest entry", True: "same bytes as the manifest",
              False: "DIFFERENT bytes from the manifest"}[r["manifest_match"]]
-    return (f"  {r['game']:10s} case {r['case_id']} ({r['frames']} frames): {r['cpu_s']:.1f} s CPU, "
-            f"{r['wall_s']:.1f} s wall, {r['cpu_ms_per_frame']:.2f} ms CPU per frame; {match}; "
-            f"extrapolated to its {r['n_cases']} videos ({r['game_frames']} frames): "
-            f"{r['game_cpu_s_extrapolated']:.0f} s CPU")
+    out = (f"  {r['game']:10s} case {r['case_id']} ({r['frames']} frames): {r['cpu_s']:.1f} s CPU, "
+           f"{r['wall_s']:.1f} s wall, {r['cpu_ms_per_frame']:.2f} ms CPU per frame; {match}; "
+           f"extrapolated to its {r['n_cases']} videos ({r['game_frames']} frames): "
+           f"{r['game_cpu_s_extrapolated']:.0f} s CPU")
+    whole = r.get("whole")
+    if whole:
+        same = "the same bytes" if whole["sha256"] == r["sha256"] else "DIFFERENT bytes"
+        out += (f"\n  {'':10s} every picture drawn and converted whole: {whole['cpu_s']:.1f} s CPU; the plugin's "
+                f"video takes {r['cpu_s'] / whole['cpu_s']:.2f} x that, {same}")
+    return out
 
 
 def main() -> int:
@@ -107,9 +141,11 @@ def main() -> int:
     ap.add_argument("--games", default=None, help="comma-separated (default: every game with a renderer)")
     ap.add_argument("--tasks-root", type=Path, default=None)
     ap.add_argument("--quick", action="store_true", help="the shortest case of each game")
+    ap.add_argument("--whole-pictures", action="store_true",
+                    help="also encode each frame drawn and converted whole (games with frame_image)")
     a = ap.parse_args()
     print(f"media speed (load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores)")
-    m = measure(a.games.split(",") if a.games else None, a.tasks_root, a.quick)
+    m = measure(a.games.split(",") if a.games else None, a.tasks_root, a.quick, whole_pictures=a.whole_pictures)
     print(f"all {m['videos']} videos, EXTRAPOLATED from one per game: {m['total_cpu_s_extrapolated']:.0f} s CPU; "
           f"on {GOAL_CORES} cores at best {m['two_core_s_extrapolated']:.0f} s = "
           f"{m['two_core_s_extrapolated'] / GOAL_S:.2f} x the goal ({GOAL_S:.0f} s)")

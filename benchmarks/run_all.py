@@ -74,7 +74,7 @@ def run(a) -> list[dict]:
         import media_speed as M
 
         print(f"media (load {load()}):", flush=True)
-        m = M.measure(quick=a.quick, log=lambda s: print(s, flush=True))
+        m = M.measure(quick=a.quick, log=lambda s: print(s, flush=True), whole_pictures=True)
         case = "shortest" if a.quick else "median"
         for g in m["games"]:
             if "skipped" in g:
@@ -86,6 +86,12 @@ def run(a) -> list[dict]:
                 f"({g['frames']} frames, {case} case), "
                 f"{g['cpu_ms_per_frame']:.2f} ms/frame; {g['n_cases']} videos ~{g['game_cpu_s_extrapolated']:.0f} s CPU"
                 f"{bad}", "-", None, "per game total extrapolated by frames")
+            whole = g.get("whole")
+            if whole:
+                same = "same bytes" if whole["sha256"] == g["sha256"] else "BYTES DIFFER"
+                add(f"media {g['game']}: canvas vs whole pictures", f"{g['cpu_s'] / whole['cpu_s']:.2f} x the CPU "
+                    f"({g['cpu_s']:.1f} s against {whole['cpu_s']:.1f} s with every picture drawn and converted "
+                    f"whole); {same}", "-", None, "the plugin's video against the plain path, same case")
         add("media all videos", f"{m['videos']} videos ~{m['total_cpu_s_extrapolated']:.0f} s CPU, on 2 cores at best "
             f"~{m['two_core_s_extrapolated']:.0f} s", f"{M.GOAL_VIDEOS} videos <= {M.GOAL_S:.0f} s on 2 cores",
             m["two_core_s_extrapolated"] / M.GOAL_S, "extrapolated from one video per game; CPU / 2, not a wall time")

@@ -102,6 +102,12 @@ class Toy(GamePlugin):
         return {"engine": "toy", "version": "1"}
 
 
+class Toy2(Toy):
+    """A second toy game, continuous play (its frames weigh more in a media-only run's order)."""
+    name = "toy2"
+    continuous = True
+
+
 @pytest.fixture
 def toy(tmp_path, monkeypatch):
     plugin = Toy()
@@ -362,3 +368,34 @@ def test_media_carry_the_encoder_settings_the_manifest_records(toy):
     assert opts["threads"] == "1" and opts["lookahead_threads"] == "1" and opts["sliced_threads"] == "0"
     assert opts["keyint"] == str(E.KEYFRAME_S * plugin.fps) and opts["keyint_min"] == str(plugin.fps)
     assert opts["crf"].startswith(f"{E.CRF}.")
+
+
+def test_media_only_for_several_games_runs_the_costliest_cases_first_across_games(toy, monkeypatch):
+    """One pool for every game's cases, ordered by frames (x CONTINUOUS_FRAME_COST for continuous play), each
+    game checked against its manifest when its last case is done; a game that cannot start fails alone."""
+    plugin, root = toy
+    monkeypatch.setitem(B._PLUGINS, "toy2", Toy2())
+    (root / "toy2").mkdir()
+    (root / "toy2" / "game.toml").write_text(TOML.replace('name = "toy"', 'name = "toy2"'))
+    B.build_game("toy", root, root, n_cases=3, seed=7)
+    B.build_game("toy2", root, root, n_cases=2, seed=8)
+    (root / "broken").mkdir()
+    monkeypatch.setitem(B._PLUGINS, "broken", Toy())
+    cost = {}
+    for g, w in (("toy", 1), ("toy2", B.CONTINUOUS_FRAME_COST)):
+        for p in (root / g / "gt").glob("*.json"):
+            cost[(g, p.stem)] = w * json.loads(p.read_text())["video"]["n_frames"]
+    order, real = [], B.media_only_case
+    monkeypatch.setattr(B, "media_only_case", lambda g, cid, *a: order.append((g, cid)) or real(g, cid, *a))
+    finished, logs = [], []
+    done, failed = B.render_media_all(["toy", "broken", "toy2"], root, root, jobs=1, log=logs.append,
+                                      on_game_done=lambda g, res: finished.append((g, len(res))))
+    assert [cost[k] for k in order] == sorted(cost.values(), reverse=True) and len(order) == 5
+    assert {g for g, _ in order} == {"toy", "toy2"}
+    assert sorted(finished) == [("toy", 3), ("toy2", 2)] and not logs
+    assert all(r["media_matches_manifest"] for res in done.values() for r in res)
+    assert list(failed) == ["broken"] and "game.toml" in str(failed["broken"])
+    monkeypatch.setattr(B, "media_only_case", real)   # the pool's workers pickle it
+    # the CLI: a line per game and exit 1 for the broken one; with the good games only, exit 0
+    assert B.main(["--media-only", "--games", "toy,toy2,broken", "--tasks-root", str(root), "--jobs", "2"]) == 1
+    assert B.main(["--media-only", "--games", "toy,toy2", "--tasks-root", str(root), "--jobs", "2"]) == 0

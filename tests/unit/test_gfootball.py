@@ -220,3 +220,40 @@ def test_a_corner_shortly_before_a_goal_keeps_both_and_the_goal_is_not_put_at_th
     assert [(e.step, e.type, e.actor) for e in ev] == [(11, "corner", "right"), (39, "goal", "right")]
     m = MS.decode_state(_match(n, ball, mode, score, owner))
     assert MS.goal_crossing_step(m, 40, -1) is None and MS.over_line(m.ball[11][0], -1)
+
+
+def test_sprite_blend_is_pil_paste_for_every_value():
+    """draw_sprites blends in numpy; the media's bytes rest on it giving what PIL's paste through an L mask
+    gives, for every (picture, sprite, mask) value (256^3 of them, a mask value per column block)."""
+    import numpy as np
+    from PIL import Image
+
+    v = np.arange(256, dtype=np.uint8)
+    dst = np.repeat(v, 256).reshape(256, 256)              # row: picture value
+    src = np.tile(v, 256).reshape(256, 256)                # column: sprite value
+    for a in range(256):
+        mask = np.full((256, 256), a, np.uint8)
+        pixels = np.stack([dst, src, dst], axis=2).copy()
+        sprite = np.stack([src, dst, 255 - src], axis=2)
+        want = Image.fromarray(pixels.copy())
+        want.paste(Image.fromarray(sprite), (0, 0), Image.fromarray(mask))
+        inv = (255 - mask.astype(np.uint32))[:, :, None]
+        P._paste(pixels, (inv, sprite.astype(np.uint32) * mask.astype(np.uint32)[:, :, None] + 128), 128, 128)
+        assert np.array_equal(pixels, np.asarray(want)), f"mask {a}"
+        # a colour through the mask (the ball's shadow)
+        pixels = np.stack([dst, src, dst], axis=2).copy()
+        want = Image.fromarray(pixels.copy())
+        want.paste((10, 30, 250), (0, 0), Image.fromarray(mask))
+        P._paste(pixels, (inv, np.array((10, 30, 250), np.uint32) * np.uint32(a) + 128), 128, 128)
+        assert np.array_equal(pixels, np.asarray(want)), f"mask {a}, colour"
+
+
+def test_sprites_off_the_picture_are_clipped_and_report_their_box():
+    import numpy as np
+
+    terms = P._blend_terms((250, 250, 250), 5.5, (20, 20, 20), 1.4)
+    pixels = np.zeros((40, 60, 3), np.uint8)
+    box = P._paste(pixels, terms, -3, 2)
+    assert box[0] == 0 and box[1] == 0 and 0 < box[2] < 10 and 0 < box[3] < 10
+    assert pixels[box[1]:box[3], box[0]:box[2]].any() and not pixels[:, box[2]:].any()
+    assert P._paste(pixels, terms, -50, -50)[2:] == P._paste(pixels, terms, -50, -50)[:2]   # empty

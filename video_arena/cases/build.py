@@ -17,7 +17,8 @@ values for the same record and evaluator (else the engine computes them), and th
     tasks/<game>/manifest.json         provenance and the SHA-256 of every gt and media file
 
 `--media-only` re-renders the media of the cases in cases.json from their committed ground truth
-(never runs an engine, needs no data file) and checks the bytes against the manifest.
+(never runs an engine, needs no data file) and checks the bytes against the manifest; the cases of
+all the games share one pool, the costliest first.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from typing import Any
 from video_arena.digests import sha256_file
 from video_arena import paths
 from video_arena.progress import bar as progress_bar
-from video_arena.cases.encode import encode_mp4, encoder_info
+from video_arena.cases.encode import encode_mp4, encoder_info, picture_size
 from video_arena.cases.pacing import Schedule, schedule_from_times
 from video_arena.core.tasks import CASE_ID_RE
 from video_arena.games.base import GamePlugin, game_names, load_plugin
@@ -172,8 +173,8 @@ def cached_values(gt_path: Path, record: dict[str, Any], evaluator: dict[str, An
 def _checked_positions(plugin: GamePlugin, images):
     size = tuple(plugin.definition.render_size)
     for i, image in enumerate(images):
-        if tuple(image.size) != size:
-            raise BuildError(f"{plugin.name}: position {i} renders at {image.size}, game.toml says {size}")
+        if picture_size(image) != size:
+            raise BuildError(f"{plugin.name}: position {i} renders at {picture_size(image)}, game.toml says {size}")
         yield image
 
 
@@ -274,18 +275,18 @@ def select(game: str, n: int, seed: int) -> list[tuple[str, dict[str, Any]]]:
 def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEFAULT_CASES, seed: int = DEFAULT_SEED,
                jobs: int = 1, force_values: bool = False, media_only: bool = False, only: set[str] | None = None,
                bar=None, log=print, record_media: bool = False) -> list[dict[str, Any]]:
+    if media_only:
+        done_, failed_ = render_media_all([game], tasks_root, media_root, jobs=jobs, only=only, bar=bar, log=log,
+                                          record_media=record_media)
+        if game in failed_:
+            raise failed_[game]
+        return done_[game]
     plugin = _plugin(game)
     gdir = tasks_root / game
     if not (gdir / "game.toml").is_file():
         raise BuildError(f"{gdir}/game.toml is missing: run `video-arena games sync` first")
-    if media_only:
-        ids = [c["case_id"] for c in _read_json(gdir / "cases.json", {"cases": []})["cases"]]
-        if not ids:
-            raise BuildError(f"{gdir}/cases.json lists no cases: build them first (without --media-only)")
-        work = [(cid, None) for cid in ids if not only or cid in only]
-    else:
-        selected = select(game, n_cases, seed)
-        work = [(cid, rec) for cid, rec in selected if not only or cid in only]
+    selected = select(game, n_cases, seed)
+    work = [(cid, rec) for cid, rec in selected if not only or cid in only]
     if only and not work:
         raise BuildError(f"{game}: none of the case ids {sorted(only)} is in this build")
 
@@ -298,13 +299,9 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
             bar.update(1)
 
     def call(cid, rec, progress=None):
-        if media_only:
-            return media_only_case, (game, cid, tasks_root, media_root)
         return build_case, (game, rec, cid, tasks_root, media_root, force_values, progress)
 
     jobs = max(1, min(jobs, len(work)))
-    if media_only:  # longest video first, so the pool does not end waiting on one long case
-        work.sort(key=lambda w: -_n_frames(gdir / "gt" / f"{w[0]}.json"))
     if jobs <= 1:
         for cid, rec in work:
             progress = _inner_progress(bar, game, cid)
@@ -316,9 +313,6 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
             futures = [pool.submit(*((fn,) + args)) for fn, args in (call(cid, rec) for cid, rec in work)]
             for fut in as_completed(futures):
                 done(fut.result())
-
-    if media_only:
-        return _check_media_against_manifest(game, gdir, results, log, record_media)
 
     # cases.json and the manifest describe the whole selection; cases outside a --case-ids subset keep
     # their previous manifest entries.
@@ -346,6 +340,80 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
                 log(f"{game}: removing stale ground truth {stale.name} (not in this selection)")
                 stale.unlink()
     return [results[cid] for cid, _ in selected if cid in results]
+
+
+def _media_case_ids(game: str, tasks_root: Path, only: set[str] | None) -> list[str]:
+    gdir = tasks_root / game
+    if not (gdir / "game.toml").is_file():
+        raise BuildError(f"{gdir}/game.toml is missing: run `video-arena games sync` first")
+    ids = [c["case_id"] for c in _read_json(gdir / "cases.json", {"cases": []})["cases"]]
+    if not ids:
+        raise BuildError(f"{gdir}/cases.json lists no cases: build them first (without --media-only)")
+    ids = [cid for cid in ids if not only or cid in only]
+    if only and not ids:
+        raise BuildError(f"{game}: none of the case ids {sorted(only)} is in this build")
+    return ids
+
+
+#: Rough CPU per video frame, relative: a continuous-play frame is drawn and encoded anew, a board game
+#: repeats its position between events (measured: about 6 ms against 2 ms).
+CONTINUOUS_FRAME_COST = 3
+
+
+def render_media_all(games: list[str], tasks_root: Path, media_root: Path, jobs: int = 1,
+                     only: set[str] | None = None, bar=None, log=print, record_media: bool = False,
+                     on_game_done=None) -> tuple[dict[str, list[dict[str, Any]]], dict[str, BuildError]]:
+    """`--media-only` for several games in one pool: every case of every game, the costliest first
+    (frames, times CONTINUOUS_FRAME_COST for continuous play), so no core waits at one game's end while
+    another game's videos are still to do. Each game's videos are checked against its manifest as soon
+    as its last case is done, and `on_game_done(game, summaries)` is called then.
+    Returns ({game: summaries}, {game: the BuildError that stopped it})."""
+    plugins, failed, work = {}, {}, []
+    for game in games:
+        try:
+            plugins[game] = _plugin(game)
+            ids = _media_case_ids(game, tasks_root, only)
+        except BuildError as exc:
+            failed[game] = exc
+            continue
+        weight = CONTINUOUS_FRAME_COST if plugins[game].continuous else 1
+        work += [(weight * _n_frames(tasks_root / game / "gt" / f"{cid}.json"), game, cid) for cid in ids]
+    work.sort(key=lambda w: -w[0])
+    left = {g: sum(1 for _, game, _ in work if game == g) for g in plugins if g not in failed}
+    results: dict[str, dict[str, dict[str, Any]]] = {g: {} for g in left}
+    done: dict[str, list[dict[str, Any]]] = {}
+
+    def finished(game: str, summary: dict[str, Any] | None, exc: BuildError | None = None) -> None:
+        if exc is not None and game not in failed:
+            failed[game] = exc
+        if summary is not None:
+            results[game][summary["case_id"]] = summary
+            if bar is not None:
+                bar.set_postfix_str(f"{game}/{summary['case_id']} media {summary['media_s']}s")
+                bar.update(1)
+        left[game] -= 1
+        if left[game] == 0 and game not in failed:
+            done[game] = _check_media_against_manifest(game, tasks_root / game, results[game], log, record_media)
+            if on_game_done is not None:
+                on_game_done(game, done[game])
+
+    jobs = max(1, min(jobs, len(work)))
+    if jobs <= 1:
+        for _, game, cid in work:
+            try:
+                finished(game, media_only_case(game, cid, tasks_root, media_root))
+            except BuildError as exc:
+                finished(game, None, exc)
+    elif work:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_pool_context(),
+                                 initializer=_register_plugins, initargs=(plugins,)) as pool:
+            futures = {pool.submit(media_only_case, game, cid, tasks_root, media_root): game for _, game, cid in work}
+            for fut in as_completed(futures):
+                try:
+                    finished(futures[fut], fut.result())
+                except BuildError as exc:
+                    finished(futures[fut], None, exc)
+    return done, failed
 
 
 def _manifest(plugin: GamePlugin, seed: int, entries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -535,30 +603,40 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     # a bar with total and ETA on a terminal, silent in logs and CI (the per-game lines stay)
     with progress_bar(n_total, "build-cases", "case", enabled=not a.no_progress) as bar:
+        if a.media_only:
+            t0 = time.monotonic()
+
+            def game_done(game: str, res: list[dict[str, Any]]) -> None:
+                nonlocal failed
+                mism = sum(1 for r in res if r.get("media_matches_manifest") is False)
+                cpu = sum(r.get("cpu_s", 0.0) for r in res)
+                bar.write(f"{game}: {len(res)} media re-rendered from the committed gt ({cpu:.1f}s CPU in the "
+                          f"renderers; all done {time.monotonic() - t0:.1f}s after the start); "
+                          f"{len(res) - mism} match the manifest" + (f", {mism} DIFFER" if mism else ""))
+                failed += bool(mism)
+
+            _, stopped = render_media_all(games, tasks_root, media_root, jobs=jobs, only=only, bar=bar,
+                                          log=bar.write, record_media=a.record_media, on_game_done=game_done)
+            for game, exc in stopped.items():
+                bar.write(f"{game}: FAILED: {exc}")
+            failed += len(stopped)
+            bar.write(f"media: {sum(1 for g in games if g not in stopped)} game(s) in {time.monotonic() - t0:.1f}s "
+                      f"on {jobs} process(es)")
+            return 1 if failed else 0
         for game in games:
             t0 = time.monotonic()
             try:
                 res = build_game(game, tasks_root, media_root, n_cases=a.cases, seed=a.seed, jobs=jobs,
-                                 force_values=a.force_values, media_only=a.media_only, only=only, bar=bar,
-                                 log=bar.write, record_media=a.record_media)
+                                 force_values=a.force_values, only=only, bar=bar, log=bar.write)
             except BuildError as exc:
                 bar.write(f"{game}: FAILED: {exc}")
                 failed += 1
                 continue
             n_eval = sum(r["evaluated"] for r in res)
-            mism = sum(1 for r in res if r.get("media_matches_manifest") is False)
-            if a.media_only:
-                cpu = sum(r.get("cpu_s", 0.0) for r in res)
-                bar.write(f"{game}: {len(res)} media re-rendered from the committed gt in {time.monotonic() - t0:.1f}s "
-                          f"({cpu:.1f}s CPU in the renderers); "
-                          f"{len(res) - mism} match the manifest" + (f", {mism} DIFFER" if mism else ""))
-            else:
-                bar.write(f"{game}: {len(res)} cases in {time.monotonic() - t0:.1f}s "
-                          f"({n_eval} evaluated by the engine, {len(res) - n_eval} from committed V_t)")
-            failed += bool(mism)
-            if not a.media_only:
-                sh = class_shares(tasks_root, game)
-                bar.write(f"{game}: {sh['n_events']} events {sh['types']}; delta {sh['delta']}; state {sh['state']}")
+            bar.write(f"{game}: {len(res)} cases in {time.monotonic() - t0:.1f}s "
+                      f"({n_eval} evaluated by the engine, {len(res) - n_eval} from committed V_t)")
+            sh = class_shares(tasks_root, game)
+            bar.write(f"{game}: {sh['n_events']} events {sh['types']}; delta {sh['delta']}; state {sh['state']}")
     return 1 if failed else 0
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import av
+import numpy as np
 
 CRF = 23
 PRESET = "veryfast"
@@ -45,8 +46,107 @@ def _ffmpeg_version() -> str:
     return str(getattr(av, "ffmpeg_version_info", "unknown"))
 
 
+def yuv420p(picture: Any) -> av.VideoFrame:
+    """The reference conversion of a picture (PIL image, or (H, W, 3) uint8 RGB array) to the encoder's
+    input: swscale's RGB to yuv420p with PyAV's defaults. Every video frame is this conversion of its
+    picture (`IncrementalYuv420p` gives the same bytes faster)."""
+    if isinstance(picture, np.ndarray):
+        return av.VideoFrame.from_ndarray(picture, format="rgb24").reformat(format="yuv420p")
+    return av.VideoFrame.from_image(picture.convert("RGB")).reformat(format="yuv420p")
+
+
+def picture_size(picture: Any) -> tuple[int, int]:
+    """(width, height) of a position as `encode_mp4` takes it: a PIL image or a yuv420p `av.VideoFrame`."""
+    return (picture.width, picture.height)
+
+
+Box = Sequence[int]
+
+
+class IncrementalYuv420p:
+    """`yuv420p(canvas)` of one canvas that changes only inside known boxes from frame to frame, for
+    continuous play where a few sprites move over a still background (gfootball: 23 sprites on the pitch).
+
+    The first frame, and any frame with a changed box near the picture's edge, is converted whole. Later
+    frames convert only the changed boxes: each is widened to even coordinates and cut out with CONTEXT
+    pixels of the canvas on every side (swscale's chroma filter reaches 2 to 4 pixels; the context keeps the
+    box's pixels away from the cut-out's own edges), the cut-outs are stacked into one picture so swscale
+    runs once per frame, and each box's interior is written back into the frame kept from before.
+    Bit-identical to `yuv420p(canvas)` on every frame: tests/unit/test_encode.py checks it on random boxes and on
+    a real match, and the manifest digests check every video again.
+    """
+    REACH = 4          # pixels round a changed box whose chroma may change with it (1 is enough, measured)
+    CONTEXT = 8        # pixels of canvas round each rewritten box in its cut-out (2 is enough, measured)
+    SHEET_W = 320      # width of the sheet the cut-outs are packed on
+
+    def __init__(self) -> None:
+        self._buf: np.ndarray | None = None     # the last frame: PyAV's (H * 3/2, W) yuv420p layout
+        self._size = (0, 0)
+
+    def frame(self, canvas: np.ndarray, changed: Iterable[Box]) -> av.VideoFrame:
+        """The yuv420p frame of `canvas` ((H, W, 3) uint8 RGB) whose pixels differ from the previous call's
+        canvas only inside the boxes `changed` ((x0, y0, x1, y1), any integers; clipped to the picture)."""
+        size = (canvas.shape[1], canvas.shape[0])
+        interiors = None if self._buf is None or size != self._size else self._interiors(changed, *size)
+        if interiors is None:
+            full = yuv420p(canvas)
+            self._buf, self._size = full.to_ndarray(), size
+            return full
+        if interiors:
+            self._update(canvas, interiors)
+        return av.VideoFrame.from_ndarray(self._buf, format="yuv420p")
+
+    def _interiors(self, changed: Iterable[Box], width: int, height: int) -> list[tuple[int, int, int, int]] | None:
+        """The boxes clipped and widened to even coordinates; None when one is within CONTEXT of an edge."""
+        c, r, out = self.CONTEXT, self.REACH, []
+        for x0, y0, x1, y1 in changed:
+            x0, y0, x1, y1 = max(int(x0) - r, 0) & ~1, max(int(y0) - r, 0) & ~1, min(int(x1) + r, width), min(int(y1) + r, height)
+            if x1 <= x0 or y1 <= y0:
+                continue
+            x1, y1 = x1 + (x1 & 1), y1 + (y1 & 1)
+            if x0 < c or y0 < c or x1 > width - c or y1 > height - c:
+                return None
+            out.append((x0, y0, x1, y1))
+        return out
+
+    def _update(self, canvas: Any, interiors: list[tuple[int, int, int, int]]) -> None:
+        """Convert the cut-outs packed on one sheet (shelves SHEET_W wide, tallest first: swscale's cost
+        is mostly per line) and write each interior back."""
+        c, pixels = self.CONTEXT, canvas
+        order = sorted(interiors, key=lambda b: b[1] - b[3])
+        sheet_w = max(self.SHEET_W, -(-max(x1 - x0 + 2 * c for x0, _, x1, _ in order) // 16) * 16)
+        places, x, y, shelf_h = [], 0, 0, 0
+        for x0, y0, x1, y1 in order:
+            w, h = x1 - x0 + 2 * c, y1 - y0 + 2 * c
+            if x + w > sheet_w:
+                x, y, shelf_h = 0, y + shelf_h, 0
+            places.append((x, y))
+            x, shelf_h = x + w, max(shelf_h, h)
+        sheet_h = y + shelf_h
+        sheet = np.zeros((sheet_h, sheet_w, 3), np.uint8)
+        for (x0, y0, x1, y1), (sx, sy) in zip(order, places):
+            sheet[sy:sy + y1 - y0 + 2 * c, sx:sx + x1 - x0 + 2 * c] = pixels[y0 - c:y1 + c, x0 - c:x1 + c]
+        conv = av.VideoFrame.from_ndarray(sheet, format="rgb24").reformat(format="yuv420p").to_ndarray()
+        dst, src = _planes(self._buf, *self._size), _planes(conv, sheet_w, sheet_h)
+        for (x0, y0, x1, y1), (sx, sy) in zip(order, places):
+            sx, sy = sx + c, sy + c
+            sx1, sy1 = sx + x1 - x0, sy + y1 - y0
+            dst[0][y0:y1, x0:x1] = src[0][sy:sy1, sx:sx1]
+            for k in (1, 2):
+                dst[k][y0 // 2:y1 // 2, x0 // 2:x1 // 2] = src[k][sy // 2:sy1 // 2, sx // 2:sx1 // 2]
+
+
+def _planes(buf: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Views of the Y, U and V planes in PyAV's (H * 3/2, W) yuv420p array."""
+    flat = buf.reshape(-1)
+    n = width * height
+    return (flat[:n].reshape(height, width), flat[n:n + n // 4].reshape(height // 2, width // 2),
+            flat[n + n // 4:n + n // 2].reshape(height // 2, width // 2))
+
+
 def encode_mp4(positions: Iterable[Any], position_of_frame: list[int], fps: int, path: str | Path) -> None:
-    """Write an MP4 whose frame k shows `positions[position_of_frame[k]]` (PIL images, one per position).
+    """Write an MP4 whose frame k shows `positions[position_of_frame[k]]` (one per position: PIL images, or
+    yuv420p `av.VideoFrame`s already converted with `yuv420p` or `IncrementalYuv420p`).
 
     `positions` is consumed lazily and in order (frames only move forward through the positions), so a
     renderer can yield them one at a time. The file is written to a temporary name and renamed.
@@ -79,12 +179,17 @@ def _encode(positions, position_of_frame: list[int], fps: int, out_path: str) ->
                     raise ValueError(f"renderer gave {current_index + 1} positions; frame {k} needs position {want}")
                 current_index += 1
                 if current_index == want:
-                    image = image.convert("RGB")
+                    if isinstance(image, av.VideoFrame):
+                        if image.format.name != "yuv420p":
+                            raise ValueError(f"position {want} is a {image.format.name} frame; yuv420p frames only")
+                        current_frame = image
+                    else:
+                        current_frame = yuv420p(image)
                     if stream is None:
-                        stream = _open_stream(container, fps, image.width, image.height)
-                    elif (image.width, image.height) != (stream.width, stream.height):
-                        raise ValueError(f"position {want} is {image.size}, the video is {stream.width}x{stream.height}")
-                    current_frame = av.VideoFrame.from_image(image).reformat(format="yuv420p")
+                        stream = _open_stream(container, fps, current_frame.width, current_frame.height)
+                    elif picture_size(current_frame) != (stream.width, stream.height):
+                        raise ValueError(f"position {want} is {picture_size(current_frame)}, "
+                                         f"the video is {stream.width}x{stream.height}")
             current_frame.pts = k
             for packet in stream.encode(current_frame):
                 container.mux(packet)

@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
 from PIL import Image, ImageDraw
 
 from video_arena import paths
@@ -332,32 +333,98 @@ def shadow(radius: float) -> Image.Image:
     return mask.resize((size, size), Image.Resampling.LANCZOS)
 
 
-def _paste(img: Image.Image, sprite: Image.Image, mask: Image.Image, x: float, y: float) -> None:
-    img.paste(sprite, (int(round(x - sprite.width / 2)), int(round(y - sprite.height / 2))), mask)
+Box = tuple[int, int, int, int]
 
 
-def draw_state(m: MS.Match, i: int) -> Image.Image:
-    """The top-down picture of state i: pitch, both teams (keepers in their own colour), the ball with
-    its shadow on the ground (the ball is drawn higher and larger as it rises)."""
-    img = pitch_image().copy()
+@lru_cache(maxsize=1)
+def pitch_pixels() -> np.ndarray:
+    """`pitch_image` as a read-only (H, W, 3) uint8 array."""
+    out = np.asarray(pitch_image()).copy()
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=None)
+def _blend_terms(fill: tuple[int, int, int] | None, radius: float, outline: tuple[int, int, int] | None = None,
+                 ring: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(255 - mask, source * mask + 128) of a sprite as uint32 arrays: `disc`'s sprite, or with outline None
+    `shadow`'s mask over the colour `fill`."""
+    if outline is None:
+        mask = np.asarray(shadow(radius), np.uint32)[:, :, None]
+        src = np.array(fill, np.uint32)
+    else:
+        sprite, m = disc(radius, fill, outline, ring)
+        mask, src = np.asarray(m, np.uint32)[:, :, None], np.asarray(sprite, np.uint32)
+    return 255 - mask, src * mask + 128
+
+
+def _paste(pixels: np.ndarray, terms: tuple[np.ndarray, np.ndarray], x: float, y: float) -> Box:
+    """Blend a sprite (`_blend_terms`) centred on (x, y) into `pixels` exactly as PIL's
+    `Image.paste(sprite, box, mask)` does (out = (t + (t >> 8)) >> 8, t = dst * (255 - mask) + src * mask + 128;
+    tests/unit/test_gfootball.py checks every value against PIL); the box it covers, clipped to the picture."""
+    inv, src_m = terms
+    h, w = inv.shape[:2]
+    x0, y0 = int(round(x - w / 2)), int(round(y - h / 2))
+    cx0, cy0 = max(x0, 0), max(y0, 0)
+    cx1, cy1 = min(x0 + w, pixels.shape[1]), min(y0 + h, pixels.shape[0])
+    if cx1 <= cx0 or cy1 <= cy0:
+        return (cx0, cy0, cx0, cy0)
+    sy, sx = slice(cy0 - y0, cy1 - y0), slice(cx0 - x0, cx1 - x0)
+    region = pixels[cy0:cy1, cx0:cx1]
+    t = region * inv[sy, sx] + (src_m[sy, sx] if src_m.ndim == 3 else src_m)
+    region[...] = (t + (t >> 8)) >> 8
+    return (cx0, cy0, cx1, cy1)
+
+
+def draw_sprites(pixels: np.ndarray, m: MS.Match, i: int) -> dict[Any, Box]:
+    """Draw state i's sprites on the pitch `pixels` ((H, W, 3) uint8): the ball's shadow on the ground, both
+    teams (keepers in their own colour), the ball (drawn higher and larger as it rises). Returns the box
+    each sprite covers, keyed by sprite ("shadow", (side, player), "ball")."""
+    boxes: dict[Any, Box] = {}
     bx, by, bz = m.ball[i]
     gx, gy = px(bx, by)
     z = max(0.0, bz)
-    sh = shadow(BALL_R * 1.1)
-    img.paste((10, 30, 10), (int(round(gx - sh.width / 2)), int(round(gy - sh.height / 2))), sh)
-    ball_in_front = []
+    boxes["shadow"] = _paste(pixels, _blend_terms((10, 30, 10), BALL_R * 1.1), gx, gy)
     for side in (0, 1):
         for k, (x, y) in enumerate(m.players[i][side]):
             if not m.active[i][side * MS.N_PLAYERS + k]:
                 continue
             fill, outline = (KEEPER_RGB if k == 0 else TEAM_RGB)[side]
-            spr, mask = disc(PLAYER_R, fill, outline, 2.0)
-            _paste(img, spr, mask, *px(x, y))
-    del ball_in_front
+            boxes[(side, k)] = _paste(pixels, _blend_terms(fill, PLAYER_R, outline, 2.0), *px(x, y))
     r = BALL_R * (1.0 + min(z, 12.0) * 0.06)
-    spr, mask = disc(round(r * 4) / 4, (250, 250, 250), (20, 20, 20), 1.4)
-    _paste(img, spr, mask, gx, gy - z * SCALE * 0.5)
-    return img
+    boxes["ball"] = _paste(pixels, _blend_terms((250, 250, 250), round(r * 4) / 4, (20, 20, 20), 1.4), gx, gy - z * SCALE * 0.5)
+    return boxes
+
+
+def draw_state(m: MS.Match, i: int) -> Image.Image:
+    """The top-down picture of state i: the pitch and `draw_sprites`."""
+    pixels = pitch_pixels().copy()
+    draw_sprites(pixels, m, i)
+    return Image.fromarray(pixels)
+
+
+class MatchCanvas:
+    """One picture redrawn state after state: `draw` puts the pitch back under the previous state's sprites
+    and draws the new ones, so `pixels` equals `draw_state(m, i)` without copying the whole pitch a frame."""
+
+    def __init__(self) -> None:
+        self.pixels = pitch_pixels().copy()
+        self._boxes: dict[Any, Box] = {}
+
+    def draw(self, m: MS.Match, i: int) -> list[Box]:
+        """Draw state i; the boxes where the picture may differ from the previous one (per sprite, the box
+        round its old and new place)."""
+        pitch = pitch_pixels()
+        for x0, y0, x1, y1 in self._boxes.values():
+            self.pixels[y0:y1, x0:x1] = pitch[y0:y1, x0:x1]
+        boxes = draw_sprites(self.pixels, m, i)
+        old, self._boxes = self._boxes, boxes
+        changed = []
+        for key in old.keys() | boxes.keys():
+            a, b = old.get(key), boxes.get(key)
+            changed.append(a if b is None else b if a is None else
+                           (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])))
+        return changed
 
 
 # -- the plugin -----------------------------------------------------------------------------------------
@@ -457,15 +524,19 @@ class GFootballPlugin(GamePlugin):
     def frame_image(self, record: dict[str, Any], frame: int) -> Image.Image:
         return draw_state(decoded(record), self.state_at_frame(record, frame))
 
-    def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Image.Image], list[int]]:
-        """One image per video frame, drawn lazily in order."""
+    def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Any], list[int]]:
+        """One yuv420p frame per video frame, drawn lazily in order: `draw_state`'s picture, redrawn and
+        converted only where the sprites were and are (`MatchCanvas`, `IncrementalYuv420p`; the same bytes)."""
+        from video_arena.cases.encode import IncrementalYuv420p
+
         key = _state_key(record)
         m, shown = _decoded(key), _event_frame_steps(key)
         states = [self._state_at_frame(m, shown, k) for k in range(sched.n_frames)]
 
         def images():
+            canvas, yuv = MatchCanvas(), IncrementalYuv420p()
             for k in range(sched.n_frames):
-                yield draw_state(m, states[k])
+                yield yuv.frame(canvas.pixels, canvas.draw(m, states[k]))
 
         return images(), list(range(sched.n_frames))
 
