@@ -40,6 +40,27 @@ def main_job_command(readme: Path) -> str:
     raise SystemExit("fresh_main_job.py: the README has no line marked '# main job'")
 
 
+IMAGES = ("video-arena/base:latest", "video-arena/debian:bookworm")
+
+
+def remove_images() -> None:
+    """The job's images and Docker's build cache removed, the daemon started first (with no daemon,
+    `docker rmi` fails and the job would quietly reuse the images); stops when an image is still there."""
+    if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
+        cli = REPO / ".venv" / "bin" / "video-arena"
+        if not cli.is_file() or subprocess.run([str(cli), "docker", "start"], capture_output=True).returncode != 0:
+            raise SystemExit("fresh_main_job.py: --from-nothing needs the Docker daemon to remove the images: "
+                             "start it (video-arena docker start) and run again")
+    for ref in IMAGES:
+        subprocess.run(["docker", "rmi", "-f", ref], capture_output=True)
+    subprocess.run(["docker", "builder", "prune", "-af"], capture_output=True)
+    subprocess.run(["docker", "image", "prune", "-f"], capture_output=True)
+    left = [ref for ref in IMAGES if subprocess.run(["docker", "image", "inspect", ref], capture_output=True).returncode == 0]
+    if left:
+        raise SystemExit(f"fresh_main_job.py: could not remove {', '.join(left)}: not a run from nothing")
+    print(f"removed {', '.join(IMAGES)} and Docker's build cache", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--from-nothing", action="store_true", help="remove the job's images and Docker's build cache first")
@@ -55,10 +76,7 @@ def main() -> int:
     head = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short=12", "HEAD"], capture_output=True,
                           text=True).stdout.strip()
     if a.from_nothing:
-        for ref in ("video-arena/base:latest", "video-arena/debian:bookworm"):
-            subprocess.run(["docker", "rmi", "-f", ref], capture_output=True)
-        subprocess.run(["docker", "builder", "prune", "-af"], capture_output=True)
-        subprocess.run(["docker", "image", "prune", "-f"], capture_output=True)
+        remove_images()
     load_before = os.getloadavg()
     print(f"fresh clone of {head}; running: {cmd}", flush=True)
     t0 = time.monotonic()

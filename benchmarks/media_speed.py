@@ -33,6 +33,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 GOAL_S, GOAL_CORES, GOAL_VIDEOS = 300.0, 2, 80
+#: The games whose 80 videos the goal was set on (gfootball's 20 came later).
+GOAL_GAMES = ("chess", "doudizhu", "go", "gomoku")
 
 
 def cpu_s() -> float:
@@ -94,6 +96,26 @@ def measure_whole_pictures(game: str, case_id: str, tasks_root: Path) -> dict | 
         import hashlib
 
         return {"cpu_s": cpu, "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}
+
+
+def measure_real_run(games: list[str], tasks_root: Path | None = None) -> dict:
+    """Every video of `games` re-rendered for real, as `build-cases --media-only` does (one pool on every
+    core, the costliest cases first) into a temporary folder: wall time, the renderers' CPU per game, and
+    how many match the manifest."""
+    from video_arena import paths
+    from video_arena.cases import build as B
+
+    root = paths.tasks_root(tasks_root)
+    jobs = B.default_jobs()
+    with tempfile.TemporaryDirectory(prefix="va-media-bench-") as tmp:
+        t0 = time.perf_counter()
+        done, failed = B.render_media_all(games, root, Path(tmp), jobs=jobs, log=lambda s: None)
+        wall = time.perf_counter() - t0
+    per_game = {g: sum(r.get("cpu_s", 0.0) for r in res) for g, res in done.items()}
+    return {"games": games, "jobs": jobs, "wall_s": wall, "cpu_s": per_game,
+            "videos": sum(len(res) for res in done.values()),
+            "match": sum(1 for res in done.values() for r in res if r.get("media_matches_manifest")),
+            "failed": {g: str(e) for g, e in failed.items()}}
 
 
 def measure(games: list[str] | None = None, tasks_root: Path | None = None, quick: bool = False,

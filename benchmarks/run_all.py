@@ -4,8 +4,9 @@
     python benchmarks/run_all.py [--quick] [--write-readme] [--skip media,explore,...]
 
   media     one video per game re-rendered with the package's current code (build-cases --media-only's
-            function), the game's total EXTRAPOLATED by frame count (benchmarks/media_speed.py);
-            goal: all 80 built-in videos in 300 s on 2 cores
+            function), the game's total EXTRAPOLATED by frame count (benchmarks/media_speed.py), and
+            the goal's 80 videos (chess, doudizhu, go, gomoku) re-rendered for real in one pool;
+            goal: those 80 videos in 300 s on 2 cores
   judge     180 cases x 500 rows, CPU of the best of 3 runs (benchmarks/judge_speed.py); goal < 1 s
   validate  `video-arena validate` on 360 tasks (A + B, 9 games x 20 cases, compose lint), wall time of the
             real command (benchmarks/validate_speed.py); goal <= 10 s
@@ -92,9 +93,19 @@ def run(a) -> list[dict]:
                 add(f"media {g['game']}: canvas vs whole pictures", f"{g['cpu_s'] / whole['cpu_s']:.2f} x the CPU "
                     f"({g['cpu_s']:.1f} s against {whole['cpu_s']:.1f} s with every picture drawn and converted "
                     f"whole); {same}", "-", None, "the plugin's video against the plain path, same case")
-        add("media all videos", f"{m['videos']} videos ~{m['total_cpu_s_extrapolated']:.0f} s CPU, on 2 cores at best "
-            f"~{m['two_core_s_extrapolated']:.0f} s", f"{M.GOAL_VIDEOS} videos <= {M.GOAL_S:.0f} s on 2 cores",
-            m["two_core_s_extrapolated"] / M.GOAL_S, "extrapolated from one video per game; CPU / 2, not a wall time")
+        add("media all videos, extrapolated", f"{m['videos']} videos ~{m['total_cpu_s_extrapolated']:.0f} s CPU, "
+            f"on 2 cores at best ~{m['two_core_s_extrapolated']:.0f} s", "-", None,
+            "extrapolated from one video per game; CPU / 2, not a wall time")
+        if a.quick:
+            add("media: the goal's 80 videos re-rendered", "not run with --quick", "-", None)
+        else:
+            r = M.measure_real_run(list(M.GOAL_GAMES))
+            cpu = ", ".join(f"{g} {c:.0f} s" for g, c in r["cpu_s"].items())
+            bad = f"; FAILED: {r['failed']}" if r["failed"] else ""
+            add("media: the goal's 80 videos re-rendered", f"{r['videos']} videos in {r['wall_s']:.0f} s wall on "
+                f"{r['jobs']} processes ({', '.join(M.GOAL_GAMES)}; renderers' CPU: {cpu}); {r['match']} match the "
+                f"manifest{bad}", f"{M.GOAL_VIDEOS} videos <= {M.GOAL_S:.0f} s on 2 cores", r["wall_s"] / M.GOAL_S,
+                "a real build-cases --media-only run into a temporary folder")
 
     if "judge" in a.sections:
         import judge_speed as J
