@@ -43,6 +43,11 @@ def main_job_command(readme: Path) -> str:
 IMAGES = ("video-arena/base:latest", "video-arena/debian:bookworm")
 
 
+def scrub(line: str, clone: Path) -> str:
+    """A line of the job's output without this machine's paths: the clone as <clone>, the home as ~."""
+    return line.replace(str(clone), "<clone>").replace(str(Path.home()), "~")
+
+
 def remove_images() -> None:
     """The job's images and Docker's build cache removed, the daemon started first (with no daemon,
     `docker rmi` fails and the job would quietly reuse the images); stops when an image is still there."""
@@ -83,13 +88,13 @@ def main() -> int:
     phases: list[tuple[float, str]] = []
     log = work / "main-job.log"
     with open(log, "w", encoding="utf-8") as fh:
-        proc = subprocess.Popen(["bash", "-c", cmd], cwd=clone, env=dict(os.environ, PIP_NO_CACHE_DIR="1", UV_NO_CACHE="1"),
+        proc = subprocess.Popen(["bash", "-c", cmd], cwd=clone, env=dict(os.environ, PIP_NO_CACHE_DIR="1", UV_NO_CACHE="1", PYTHONUNBUFFERED="1"),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in proc.stdout:
             fh.write(line)
             line = line.rstrip()
             if PHASES.match(line):
-                phases.append((time.monotonic() - t0, line))
+                phases.append((time.monotonic() - t0, scrub(line, clone)))
                 print(f"  [{phases[-1][0]:5.0f} s] {line}", flush=True)
         rc = proc.wait()
     total = time.monotonic() - t0

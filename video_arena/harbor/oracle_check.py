@@ -311,7 +311,6 @@ def main(argv: list[str] | None = None) -> int:
     work = (a.work or paths.REPO_ROOT / ".cache" / "oracle-check" / stamp).resolve()
     games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
     datasets: dict[str, Path] = {}
-    timings: list[str] = []
     for protocol in protocols:
         out = work / f"dataset-{protocol.lower()}"
         try:
@@ -321,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         except (GenerateError, FileNotFoundError, ValueError) as exc:
             print(f"oracle-check: cannot generate Protocol {protocol}: {exc}", file=sys.stderr)
             return 2
-        timings.append(f"generate {protocol}: {len(res.tasks)} tasks in {res.seconds:.1f} s")
+        print(f"generate {protocol}: {len(res.tasks)} tasks in {res.seconds:.1f} s", flush=True)
         if res.missing_media:
             print(f"oracle-check: {len(res.missing_media)} videos are missing under {media_root}, "
                   f"e.g. {res.missing_media[0]} (run `video-arena build-cases`)", file=sys.stderr)
@@ -329,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         tv = time.monotonic()
         reports, dproblems = Validator(tasks_root, compose_available()).check_dataset(out, progress=not a.no_progress)
         bad = [r for r in reports if not r.ok]
-        timings.append(f"validate {protocol}: {len(reports)} tasks in {time.monotonic() - tv:.1f} s")
+        print(f"validate {protocol}: {len(reports)} tasks in {time.monotonic() - tv:.1f} s", flush=True)
         if bad or dproblems:
             for p in dproblems:
                 print(f"BAD dataset {out}: {p}")
@@ -342,8 +341,6 @@ def main(argv: list[str] | None = None) -> int:
                         show_progress=not a.no_progress, side_by_side=not a.one_job_at_a_time)
     print()
     print_table(trials)
-    for line in timings:
-        print(line)
     failed = [t for t in trials if not t.ok]
     n = {ag: sum(1 for t in trials if t.agent == ag and t.trial != "-") for ag in EXPECTED}
     verdict = "PASSED" if not failed else f"FAILED ({len(failed)} problems)"
