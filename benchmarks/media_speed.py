@@ -81,6 +81,7 @@ def measure_whole_pictures(game: str, case_id: str, tasks_root: Path) -> dict | 
     None for a plugin without `frame_image`."""
     from video_arena.cases import build as B
     from video_arena.cases.encode import encode_mp4
+    from video_arena.digests import sha256_file
 
     plugin = B._plugin(game)
     if not hasattr(plugin, "frame_image"):
@@ -93,9 +94,7 @@ def measure_whole_pictures(game: str, case_id: str, tasks_root: Path) -> dict | 
         encode_mp4((plugin.frame_image(gt["record"], k) for k in range(sched.n_frames)),
                    list(range(sched.n_frames)), sched.fps, out)
         cpu = cpu_s() - c0
-        import hashlib
-
-        return {"cpu_s": cpu, "sha256": hashlib.sha256(out.read_bytes()).hexdigest()}
+        return {"cpu_s": cpu, "sha256": sha256_file(out)}
 
 
 def measure_real_run(games: list[str], tasks_root: Path | None = None) -> dict:

@@ -244,7 +244,7 @@ def test_sprite_blend_is_pil_paste_for_every_value():
         pixels = np.stack([dst, src, dst], axis=2).copy()
         want = Image.fromarray(pixels.copy())
         want.paste((10, 30, 250), (0, 0), Image.fromarray(mask))
-        P._paste(pixels, (inv, np.array((10, 30, 250), np.uint32) * np.uint32(a) + 128), 128, 128)
+        P._paste(pixels, (inv, np.array((10, 30, 250), np.uint32) * mask.astype(np.uint32)[:, :, None] + 128), 128, 128)
         assert np.array_equal(pixels, np.asarray(want)), f"mask {a}, colour"
 
 

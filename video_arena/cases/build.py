@@ -282,13 +282,10 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
             raise failed_[game]
         return done_[game]
     plugin = _plugin(game)
-    gdir = tasks_root / game
-    if not (gdir / "game.toml").is_file():
-        raise BuildError(f"{gdir}/game.toml is missing: run `video-arena games sync` first")
+    gdir = _game_dir(game, tasks_root)
     selected = select(game, n_cases, seed)
-    work = [(cid, rec) for cid, rec in selected if not only or cid in only]
-    if only and not work:
-        raise BuildError(f"{game}: none of the case ids {sorted(only)} is in this build")
+    kept = set(_subset(game, [cid for cid, _ in selected], only))
+    work = [(cid, rec) for cid, rec in selected if cid in kept]
 
     results: dict[str, dict[str, Any]] = {}
 
@@ -342,17 +339,27 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
     return [results[cid] for cid, _ in selected if cid in results]
 
 
-def _media_case_ids(game: str, tasks_root: Path, only: set[str] | None) -> list[str]:
+def _game_dir(game: str, tasks_root: Path) -> Path:
     gdir = tasks_root / game
     if not (gdir / "game.toml").is_file():
         raise BuildError(f"{gdir}/game.toml is missing: run `video-arena games sync` first")
+    return gdir
+
+
+def _subset(game: str, ids: list[str], only: set[str] | None) -> list[str]:
+    """The case ids a `--case-ids` subset keeps (all without one); a subset that keeps none is an error."""
+    kept = [cid for cid in ids if not only or cid in only]
+    if only and not kept:
+        raise BuildError(f"{game}: none of the case ids {sorted(only)} is in this build")
+    return kept
+
+
+def _media_case_ids(game: str, tasks_root: Path, only: set[str] | None) -> list[str]:
+    gdir = _game_dir(game, tasks_root)
     ids = [c["case_id"] for c in _read_json(gdir / "cases.json", {"cases": []})["cases"]]
     if not ids:
         raise BuildError(f"{gdir}/cases.json lists no cases: build them first (without --media-only)")
-    ids = [cid for cid in ids if not only or cid in only]
-    if only and not ids:
-        raise BuildError(f"{game}: none of the case ids {sorted(only)} is in this build")
-    return ids
+    return _subset(game, ids, only)
 
 
 #: Rough CPU per video frame, relative: a continuous-play frame is drawn and encoded anew, a board game

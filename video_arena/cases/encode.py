@@ -109,10 +109,10 @@ class IncrementalYuv420p:
             out.append((x0, y0, x1, y1))
         return out
 
-    def _update(self, canvas: Any, interiors: list[tuple[int, int, int, int]]) -> None:
-        """Convert the cut-outs packed on one sheet (shelves SHEET_W wide, tallest first: swscale's cost
-        is mostly per line) and write each interior back."""
-        c, pixels = self.CONTEXT, canvas
+    def _update(self, pixels: np.ndarray, interiors: list[tuple[int, int, int, int]]) -> None:
+        """Convert the cut-outs of `pixels` packed on one sheet (shelves SHEET_W wide, tallest first:
+        swscale's cost is mostly per line) and write each interior back."""
+        c = self.CONTEXT
         order = sorted(interiors, key=lambda b: b[1] - b[3])
         sheet_w = max(self.SHEET_W, -(-max(x1 - x0 + 2 * c for x0, _, x1, _ in order) // 16) * 16)
         places, x, y, shelf_h = [], 0, 0, 0

@@ -371,7 +371,7 @@ def _paste(pixels: np.ndarray, terms: tuple[np.ndarray, np.ndarray], x: float, y
         return (cx0, cy0, cx0, cy0)
     sy, sx = slice(cy0 - y0, cy1 - y0), slice(cx0 - x0, cx1 - x0)
     region = pixels[cy0:cy1, cx0:cx1]
-    t = region * inv[sy, sx] + (src_m[sy, sx] if src_m.ndim == 3 else src_m)
+    t = region * inv[sy, sx] + src_m[sy, sx]
     region[...] = (t + (t >> 8)) >> 8
     return (cx0, cy0, cx1, cy1)
 
