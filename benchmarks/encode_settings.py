@@ -50,9 +50,10 @@ def parse(cand: str, fps: int) -> tuple[str, int, str]:
 
 
 def yuv_frames(images) -> list:
-    """Each position as a yuv420p frame, converted once. Fresh frames for each encoder: PyAV frame
-    objects that already went through one x264 encoder sometimes gave keyframes 1-2 bytes different
-    (the same decoded pixels) in a second one; the pipeline never reuses a frame across encoders."""
+    """Each position as a yuv420p frame, converted once; fresh frames for each encoder, as in the pipeline.
+    (Keyframes a few bytes different, the same decoded pixels, in a later encoder of the same process
+    were most likely x264's macroblock tree reading memory earlier encoders left behind:
+    the shipped settings turn it off, docs/CASES.md "Determinism".)"""
     return [av.VideoFrame.from_image(im).reformat(format="yuv420p") for im in images]
 
 
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             mean, worst, margin = fidelity(out, images, refs, pof)
             base = base or (dt, size)
             label = f"{cand} ({preset}/{keyint}/{extra})" if cand == "shipped" else cand
-            print(f"{label:50s} {1000 * dt / len(pof):6.2f} ms/frame  x264 {dt:6.2f} s  cpu x{dt / base[0]:5.2f}  "
+            print(f"{label:58s} {1000 * dt / len(pof):6.2f} ms/frame  x264 {dt:6.2f} s  cpu x{dt / base[0]:5.2f}  "
                   f"size x{size / base[1]:5.2f} ({size / len(pof):6.0f} B/frame)  "
                   f"diff mean {mean:.3f} worst {worst:.3f}  move margin >= {margin:.1f}")
             if cand == "shipped":

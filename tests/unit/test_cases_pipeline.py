@@ -295,7 +295,11 @@ def test_cli_main_builds_and_rejects_unknown_games(toy, capsys):
     plugin, root = toy
     assert B.main(["--games", "toy", "--tasks-root", str(root), "--cases", "1"]) == 0
     assert len(json.loads((root / "toy" / "cases.json").read_text())["cases"]) == 1
+    capsys.readouterr()
     assert B.main(["--games", "toy", "--tasks-root", str(root), "--media-only"]) == 0
+    size = json.loads((root / "toy" / "manifest.json").read_text())["cases"][0]["media_bytes"]
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("toy: "))
+    assert line.endswith(f"1 match the manifest; {size / 1e6:.1f} MB, {size / 1e6:.2f}-{size / 1e6:.2f} MB each"), line
     with pytest.raises(SystemExit):
         B.main(["--games", "nosuchgame", "--tasks-root", str(root)])
 
@@ -346,7 +350,7 @@ def test_cli_progress_total_covers_every_planned_case_and_is_quiet_off_a_termina
 
 def test_media_carry_the_encoder_settings_the_manifest_records(toy):
     """x264 writes the options it really used into the stream (an SEI): they must be the chosen ones
-    (veryfast + me=dia:subme=1:aq-mode=0, one thread, a keyframe every KEYFRAME_S s) and what
+    (veryfast + me=dia:subme=1:aq-mode=0:mbtree=0, one thread, a keyframe every KEYFRAME_S s) and what
     manifest.json["encoder"] says, so a silently ignored option or a stale manifest fails here."""
     import re
 
@@ -364,7 +368,7 @@ def test_media_carry_the_encoder_settings_the_manifest_records(toy):
     assert m, "no x264 options SEI in the file"
     opts = dict(kv.split("=", 1) for kv in m.group(1).decode("ascii").split() if "=" in kv)
     assert opts["me"] == "dia" and opts["subme"] == "1"
-    assert opts["aq"].endswith(":0.00")  # adaptive quantization off (x264 keeps mode 1 at strength 0 for mb-tree)
+    assert opts["aq"] == "0" and opts["mbtree"] == "0"  # no adaptive quantization, no macroblock tree
     assert opts["threads"] == "1" and opts["lookahead_threads"] == "1" and opts["sliced_threads"] == "0"
     assert opts["keyint"] == str(E.KEYFRAME_S * plugin.fps) and opts["keyint_min"] == str(plugin.fps)
     assert opts["crf"].startswith(f"{E.CRF}.")

@@ -1,10 +1,12 @@
-"""The encoder's input path (video_arena.cases.encode): `IncrementalYuv420p` gives exactly the reference
-conversion `yuv420p` of every frame, on random canvases and on a real gfootball match; positions may be
-yuv420p frames. Fast: a few seconds."""
+"""The encoder (video_arena.cases.encode): `IncrementalYuv420p` gives exactly the reference conversion
+`yuv420p` of every frame, on random canvases and on a real gfootball match; positions may be yuv420p
+frames; a video encodes to the same bytes whatever the process encoded before (slow: about 15 s)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import sys
 
 import av
 import numpy as np
@@ -13,6 +15,9 @@ import pytest
 from video_arena.cases import encode as E
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import encode_determinism  # noqa: E402
 
 
 def _random_boxes(rng, width, height, n):
@@ -74,6 +79,16 @@ def test_encode_takes_yuv420p_frames_and_gives_the_bytes_of_the_pictures(tmp_pat
     with pytest.raises(ValueError, match="yuv420p frames only"):
         E.encode_mp4([rgb], [0], 5, tmp_path / "bad.mp4")
     assert not (tmp_path / "bad.mp4").exists()
+
+
+@pytest.mark.slow
+def test_a_video_encodes_to_the_same_bytes_between_hundreds_of_other_encodes():
+    """With x264's macroblock tree on, about 1 in 100 encodes of this video came out different (same
+    pixels, other bytes) after noise videos of random sizes, so 600 rounds would show it with
+    probability 0.997 (benchmarks/encode_determinism.py measures both settings)."""
+    assert "mbtree=0" in E.X264_PARAMS.split(":")
+    digests = encode_determinism.interleaved_digests(600)
+    assert len(digests) == 1, digests
 
 
 def test_gfootball_canvas_and_conversion_equal_the_whole_picture_on_a_real_match():

@@ -617,9 +617,12 @@ def main(argv: list[str] | None = None) -> int:
                 nonlocal failed
                 mism = sum(1 for r in res if r.get("media_matches_manifest") is False)
                 cpu = sum(r.get("cpu_s", 0.0) for r in res)
+                sizes = [r["manifest"]["media_bytes"] for r in res if r.get("manifest", {}).get("media_bytes")]
+                size = (f"; {sum(sizes) / 1e6:.1f} MB, {min(sizes) / 1e6:.2f}-{max(sizes) / 1e6:.2f} MB each"
+                        if sizes else "")
                 bar.write(f"{game}: {len(res)} media re-rendered from the committed gt ({cpu:.1f}s CPU in the "
                           f"renderers; all done {time.monotonic() - t0:.1f}s after the start); "
-                          f"{len(res) - mism} match the manifest" + (f", {mism} DIFFER" if mism else ""))
+                          f"{len(res) - mism} match the manifest" + (f", {mism} DIFFER" if mism else "") + size)
                 failed += bool(mism)
 
             _, stopped = render_media_all(games, tasks_root, media_root, jobs=jobs, only=only, bar=bar,

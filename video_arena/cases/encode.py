@@ -3,7 +3,8 @@
 One encoder path only (PyAV's bundled libx264; the ffmpeg CLI gives a different bitstream): libx264,
 preset veryfast with X264_PARAMS, crf 23, yuv420p, one thread, a keyframe at least every KEYFRAME_S
 seconds, and the MP4 muxer with `fflags +bitexact` (no Lavf version tag), so the same positions and
-schedule give the same bytes on every rebuild (docs/CASES.md, "Determinism"). The settings were chosen
+schedule give the same bytes on every rebuild, whatever else the process encoded before (docs/CASES.md,
+"Determinism"). The settings were chosen
 with benchmarks/encode_settings.py for these mostly static pictures (docs/CASES.md, "Encoder settings").
 """
 from __future__ import annotations
@@ -19,9 +20,12 @@ import numpy as np
 CRF = 23
 PRESET = "veryfast"
 #: On top of the preset: diamond motion search and the cheapest subpixel refinement (a board moves
-#: nothing between events), and no adaptive quantization (it takes bits from flat squares and gives
-#: them to edges; on drawn boards that only adds error).
-X264_PARAMS = "me=dia:subme=1:aq-mode=0"
+#: nothing between events), no adaptive quantization (it takes bits from flat squares and gives them
+#: to edges; on drawn boards that only adds error), and no macroblock-tree rate control: with it, x264
+#: sometimes coded a macroblock differently (same decoded pixels, other bytes) depending on what
+#: earlier encoders in the same process left in memory, so a rebuild was not always byte-identical
+#: (benchmarks/encode_determinism.py measures it; tests/unit/test_encode.py checks the shipped settings).
+X264_PARAMS = "me=dia:subme=1:aq-mode=0:mbtree=0"
 KEYFRAME_S = 120
 
 
@@ -144,9 +148,11 @@ def _planes(buf: np.ndarray, width: int, height: int) -> tuple[np.ndarray, np.nd
             flat[n + n // 4:n + n // 2].reshape(height // 2, width // 2))
 
 
-def encode_mp4(positions: Iterable[Any], position_of_frame: list[int], fps: int, path: str | Path) -> None:
+def encode_mp4(positions: Iterable[Any], position_of_frame: list[int], fps: int, path: str | Path, *,
+               x264_extra: str = X264_PARAMS) -> None:
     """Write an MP4 whose frame k shows `positions[position_of_frame[k]]` (one per position: PIL images, or
-    yuv420p `av.VideoFrame`s already converted with `yuv420p` or `IncrementalYuv420p`).
+    yuv420p `av.VideoFrame`s already converted with `yuv420p` or `IncrementalYuv420p`). `x264_extra`
+    replaces X264_PARAMS (benchmarks/encode_determinism.py compares settings; media use the default).
 
     `positions` is consumed lazily and in order (frames only move forward through the positions), so a
     renderer can yield them one at a time. The file is written to a temporary name and renamed.
@@ -156,7 +162,7 @@ def encode_mp4(positions: Iterable[Any], position_of_frame: list[int], fps: int,
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".mp4", dir=path.parent)
     os.close(fd)
     try:
-        _encode(iter(positions), position_of_frame, fps, tmp)
+        _encode(iter(positions), position_of_frame, fps, tmp, x264_extra)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; media are ordinary files
@@ -166,7 +172,7 @@ def encode_mp4(positions: Iterable[Any], position_of_frame: list[int], fps: int,
         raise
 
 
-def _encode(positions, position_of_frame: list[int], fps: int, out_path: str) -> None:
+def _encode(positions, position_of_frame: list[int], fps: int, out_path: str, x264_extra: str) -> None:
     container = av.open(out_path, "w", format="mp4", container_options={"fflags": "+bitexact"})
     try:
         stream = None
@@ -186,7 +192,7 @@ def _encode(positions, position_of_frame: list[int], fps: int, out_path: str) ->
                     else:
                         current_frame = yuv420p(image)
                     if stream is None:
-                        stream = _open_stream(container, fps, current_frame.width, current_frame.height)
+                        stream = _open_stream(container, fps, current_frame.width, current_frame.height, x264_extra)
                     elif picture_size(current_frame) != (stream.width, stream.height):
                         raise ValueError(f"position {want} is {picture_size(current_frame)}, "
                                          f"the video is {stream.width}x{stream.height}")
@@ -201,12 +207,12 @@ def _encode(positions, position_of_frame: list[int], fps: int, out_path: str) ->
         container.close()
 
 
-def _open_stream(container, fps: int, width: int, height: int):
+def _open_stream(container, fps: int, width: int, height: int, x264_extra: str):
     if width % 2 or height % 2:
         raise ValueError(f"yuv420p needs even frame sizes, got {width}x{height}")
     stream = container.add_stream("libx264", rate=fps, options={
         "crf": str(CRF), "preset": PRESET, "threads": "1",
-        "x264-params": x264_params(fps),
+        "x264-params": x264_params(fps, extra=x264_extra),
     })
     stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
     stream.codec_context.thread_count = 1
