@@ -15,7 +15,6 @@ One distinct digest is the only good answer. tests/unit/test_encode.py runs the 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import random
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from PIL import Image, ImageDraw
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from video_arena.cases import encode as E  # noqa: E402
+from video_arena.digests import sha256_file  # noqa: E402
 
 
 def board_positions(width: int, height: int, n: int = 7) -> list[Image.Image]:
@@ -57,7 +57,7 @@ def interleaved_digests(rounds: int, x264_extra: str = E.X264_PARAMS, size: tupl
             noise = [Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)) for _ in range(5)]
             E.encode_mp4(noise, [0, 1, 2, 3, 4, 4, 4], 5, noise_mp4, x264_extra=x264_extra)
             E.encode_mp4(positions, schedule, 5, board_mp4, x264_extra=x264_extra)
-            digests[hashlib.sha256(board_mp4.read_bytes()).hexdigest()[:16]] += 1
+            digests[sha256_file(board_mp4)[:16]] += 1
             if progress:
                 progress(k + 1)
     return digests

@@ -19,7 +19,6 @@ goes through video_arena.cases.encode itself (the benchmark checks it gives enco
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import resource
@@ -35,6 +34,7 @@ from video_arena.cases import build as B
 from video_arena.cases import encode as E
 from video_arena.cases.frames import masked_distances
 from video_arena.cases.pacing import positions_at_frames
+from video_arena.digests import sha256_file
 
 
 def cpu_s() -> float:
@@ -88,10 +88,6 @@ def fidelity(out: str, images, refs, pof) -> tuple[float, float, float]:
     return sum(diffs) / len(diffs), max(diffs), min(margins, default=float("nan"))
 
 
-def sha256(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("game")
@@ -139,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             if cand == "shipped":
                 real = os.path.join(tmp, "encode_mp4.mp4")
                 E.encode_mp4(iter(images), pof, sched.fps, real)
-                if sha256(real) != sha256(out):
+                if sha256_file(real) != sha256_file(out):
                     raise SystemExit("the shipped candidate does not give encode_mp4's bytes: the benchmark is stale")
     return 0
 

@@ -4,9 +4,8 @@ frames; a video encodes to the same bytes whatever the process encoded before (s
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import sys
+from pathlib import Path
 
 import av
 import numpy as np
