@@ -5,7 +5,7 @@ A rebuild must give byte-identical media (docs/CASES.md, "Determinism"), but a b
 videos in one process, and x264 can read memory an earlier encoder left behind. This encodes one small
 board-like video (7 positions, 133 frames at 5 fps) `--rounds` times in one process, each time after a
 video of random noise at a random size, and counts the distinct SHA-256s of the board video, for each
-setting (`shipped` is video_arena.cases.encode.X264_PARAMS; any other is an x264-params string on top
+setting (`shipped` is video_arena.media.encode.X264_PARAMS; any other is an x264-params string on top
 of the preset) and picture size:
 
     python benchmarks/encode_determinism.py [--rounds 1000] [--sizes 64x48,200x150] shipped me=dia:subme=1:aq-mode=0
@@ -26,7 +26,7 @@ from PIL import Image, ImageDraw
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from video_arena.cases import encode as E  # noqa: E402
+from video_arena.media import encode as E  # noqa: E402
 from video_arena.digests import sha256_file  # noqa: E402
 
 

@@ -14,7 +14,7 @@ or lags a move shows a small or negative margin).
     nice -n 19 python benchmarks/encode_settings.py chess [--case N] [--base medium/120] shipped veryfast/120 ...
 
 CPU time (getrusage), not wall time, so a busy machine skews the ratios less. The shipped candidate
-goes through video_arena.cases.encode itself (the benchmark checks it gives encode_mp4's bytes).
+goes through video_arena.media.encode itself (the benchmark checks it gives encode_mp4's bytes).
 """
 from __future__ import annotations
 
@@ -31,9 +31,9 @@ import numpy as np
 
 from video_arena import paths
 from video_arena.cases import build as B
-from video_arena.cases import encode as E
-from video_arena.cases.frames import masked_distances
-from video_arena.cases.pacing import positions_at_frames
+from video_arena.media import encode as E
+from video_arena.media.frames import masked_distances
+from video_arena.media.pacing import positions_at_frames
 from video_arena.digests import sha256_file
 
 

@@ -80,7 +80,7 @@ def measure_whole_pictures(game: str, case_id: str, tasks_root: Path) -> dict | 
     """The case encoded from `frame_image` of every frame (drawn whole, converted whole by encode_mp4);
     None for a plugin without `frame_image`."""
     from video_arena.cases import build as B
-    from video_arena.cases.encode import encode_mp4
+    from video_arena.media.encode import encode_mp4
     from video_arena.digests import sha256_file
 
     plugin = B._plugin(game)

@@ -19,7 +19,7 @@ import pytest
 
 from video_arena import paths
 from video_arena.cases import build as B
-from video_arena.cases import frames as F
+from video_arena.media import frames as F
 from video_arena.core.tasks import CASE_ID_RE, load_game
 from video_arena.games.base import game_names, load_plugin
 

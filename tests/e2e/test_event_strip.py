@@ -11,7 +11,7 @@ from PIL import Image
 
 from video_arena import paths
 from video_arena.cases import build as B
-from video_arena.cases import frames as F
+from video_arena.media import frames as F
 
 pytestmark = pytest.mark.slow
 TASKS = paths.default_tasks_root()

@@ -22,7 +22,7 @@ import pytest
 
 from video_arena import paths
 from video_arena.cases import build as B
-from video_arena.cases import frames as F
+from video_arena.media import frames as F
 from video_arena.games.gfootball import match_state as MS
 from video_arena.games.gfootball import plugin as P
 

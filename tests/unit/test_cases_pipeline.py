@@ -14,8 +14,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from video_arena.cases import build as B
-from video_arena.cases import frames as F
-from video_arena.cases.pacing import MIN_GAP_S, positions_at_frames, schedule, time_to_frame
+from video_arena.media import frames as F
+from video_arena.media.pacing import MIN_GAP_S, positions_at_frames, schedule, time_to_frame
 from video_arena.core.tasks import CASE_ID_RE, parse_game_toml
 from video_arena.games.base import GamePlugin, Step
 
@@ -354,7 +354,7 @@ def test_media_carry_the_encoder_settings_the_manifest_records(toy):
     manifest.json["encoder"] says, so a silently ignored option or a stale manifest fails here."""
     import re
 
-    from video_arena.cases import encode as E
+    from video_arena.media import encode as E
 
     plugin, root = toy
     B.build_game("toy", root, root, n_cases=1, seed=7)

@@ -1,4 +1,4 @@
-"""The encoder (video_arena.cases.encode): `IncrementalYuv420p` gives exactly the reference conversion
+"""The encoder (video_arena.media.encode): `IncrementalYuv420p` gives exactly the reference conversion
 `yuv420p` of every frame, on random canvases and on a real gfootball match; positions may be yuv420p
 frames; a video encodes to the same bytes whatever the process encoded before (slow: about 15 s)."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import av
 import numpy as np
 import pytest
 
-from video_arena.cases import encode as E
+from video_arena.media import encode as E
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))

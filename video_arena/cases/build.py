@@ -37,15 +37,15 @@ from typing import Any
 from video_arena.digests import sha256_file
 from video_arena import paths
 from video_arena.progress import bar as progress_bar
-from video_arena.cases.encode import encode_mp4, encoder_info, picture_size
-from video_arena.cases.pacing import Schedule, schedule_from_times
+from video_arena.media.encode import encode_mp4, encoder_info, picture_size
+from video_arena.media.pacing import Schedule, schedule_from_times
 from video_arena.core.tasks import CASE_ID_RE
-from video_arena.games.base import GamePlugin, game_names, load_plugin
+from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED, GamePlugin, game_names, load_plugin
 
 GT_FORMAT = "video-arena-gt/1"
 MANIFEST_FORMAT = "video-arena-cases-manifest/1"
-DEFAULT_SEED = 20250
-DEFAULT_CASES = 20
+DEFAULT_SEED = SELECTION_SEED
+DEFAULT_CASES = BUILTIN_CASES
 VALUE_DECIMALS = 4
 ID_ALPHABET = string.ascii_letters + string.digits
 

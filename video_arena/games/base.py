@@ -33,6 +33,11 @@ from video_arena.core.tasks import GameDefinition, parse_game_toml
 
 GAMES_DIR = Path(__file__).resolve().parent
 
+#: How many built-in cases a game selects, and the seed of that selection (build-cases' defaults; a
+#: plugin that fits anything on held-out matches must keep the cases of this seed out of its fitting set).
+BUILTIN_CASES = 20
+SELECTION_SEED = 20250
+
 
 @dataclass(frozen=True)
 class Step:
@@ -103,14 +108,14 @@ class GamePlugin:
 
     def pace(self, record: dict[str, Any], rng: random.Random):
         """The event frames on the video's 1/fps grid (a pacing.Schedule): think times by default."""
-        from video_arena.cases.pacing import schedule
+        from video_arena.media.pacing import schedule
 
         return schedule(list(self.think_times(record, rng)), self.fps, self.lead_in_s, self.tail_s)
 
     def video(self, record: dict[str, Any], sched) -> tuple[Iterator[Any], list[int]]:
         """(images, index of the image each video frame shows): the positions and, per frame, the
         position after every event at or before it, by default."""
-        from video_arena.cases.pacing import positions_at_frames
+        from video_arena.media.pacing import positions_at_frames
 
         return self.render(record), positions_at_frames(sched.event_frames, sched.n_frames)
 

@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def strip_main(a) -> int:
-    from video_arena.cases.frames import event_strip
+    from video_arena.media.frames import event_strip
 
     def fail(msg: str) -> int:
         print(f"video-arena games strip: {msg}", file=sys.stderr)

@@ -25,7 +25,7 @@ from typing import Any
 
 from video_arena import paths
 from video_arena.cases.build import GT_FORMAT, ID_ALPHABET, MANIFEST_FORMAT, BuildError, dump_json, round_value
-from video_arena.cases.pacing import frame_time
+from video_arena.media.pacing import frame_time
 from video_arena.core.tasks import CASE_ID_RE, DELTA_LABELS, GAME_RE, GameDefinition, TasksTreeError, load_cases, parse_game_toml
 from video_arena.digests import sha256_file
 from video_arena.games.base import game_names, load_plugin

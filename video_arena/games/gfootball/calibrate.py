@@ -21,7 +21,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from video_arena.cases.build import DEFAULT_CASES, DEFAULT_SEED
+from video_arena.games.base import BUILTIN_CASES as DEFAULT_CASES, SELECTION_SEED as DEFAULT_SEED
 from video_arena.games.gfootball import plugin as P
 
 #: The goal-rate model is fitted on matches of this selection seed, never on the cases' own matches

@@ -30,7 +30,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from video_arena import paths
-from video_arena.cases.pacing import Schedule
+from video_arena.media.pacing import Schedule
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.gfootball import match_state as MS
 
@@ -527,7 +527,7 @@ class GFootballPlugin(GamePlugin):
     def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Any], list[int]]:
         """One yuv420p frame per video frame, drawn lazily in order: `draw_state`'s picture, redrawn and
         converted only where the sprites were and are (`MatchCanvas`, `IncrementalYuv420p`; the same bytes)."""
-        from video_arena.cases.encode import IncrementalYuv420p
+        from video_arena.media.encode import IncrementalYuv420p
 
         key = _state_key(record)
         m, shown = _decoded(key), _event_frame_steps(key)

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from video_arena.cases.pacing import positions_at_frames, time_to_frame
+from video_arena.media.pacing import positions_at_frames, time_to_frame
 
 
 def event_frames(gt: dict[str, Any]) -> list[int]:
