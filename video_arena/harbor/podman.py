@@ -36,10 +36,56 @@ def compose_frontend() -> str | None:
     return shutil.which("podman-compose", path=os.pathsep.join([str(venv_bin()), os.environ.get("PATH", "")]))
 
 
+def _probe_ulimits(image: str, nofile: int, nproc: int) -> bool:
+    conf = Path(os.environ.get("TMPDIR", "/tmp")) / f"va-podman-probe-{os.getpid()}.conf"
+    conf.write_text(f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]\n')
+    try:
+        p = subprocess.run(["podman", "run", "--rm", "--network", "none", image, "true"], capture_output=True,
+                           timeout=120, stdin=subprocess.DEVNULL, env=dict(os.environ, CONTAINERS_CONF=str(conf)))
+        return p.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    finally:
+        conf.unlink(missing_ok=True)
+
+
+def containers_conf(image: str = "video-arena/base:latest") -> Path:
+    """A containers.conf whose only setting is the containers' open-files and process limits.
+
+    Rootful Podman raises a container's RLIMIT_NOFILE and RLIMIT_NPROC to its own defaults (about a
+    million); on a host that itself runs under lower hard limits without CAP_SYS_RESOURCE (a VM or a
+    container: nofile 20000 here) every container fails to start (`error setting rlimit type 7:
+    operation not permitted`; type 6 for nproc).  Docker's containers inherit dockerd's limits.  The
+    open-files limit is this process's hard limit; the process limit is the highest of this process's
+    hard limit, 65536, 32768, 16384 and 4096 with which `podman run IMAGE true` starts (measured here:
+    32768; higher values fail although the shell's hard limit is 96363).  Probed once per host limits
+    and cached in .cache/podman/containers.conf."""
+    import resource
+
+    from video_arena import paths
+
+    nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    nofile = 1048576 if nofile == resource.RLIM_INFINITY else nofile
+    nproc_host = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    nproc_host = 1048576 if nproc_host == resource.RLIM_INFINITY else nproc_host
+    key = f"# host hard limits nofile={nofile} nproc={nproc_host}"
+    path = paths.REPO_ROOT / ".cache" / "podman" / "containers.conf"
+    if path.is_file() and path.read_text().splitlines()[:1] == [key]:
+        return path
+    candidates = [nproc_host] + [n for n in (65536, 32768, 16384, 4096) if n < nproc_host]
+    nproc = next((n for n in candidates if _probe_ulimits(image, nofile, n)), candidates[-1])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{key}\n# written by video_arena.harbor.podman (containers_conf): the trials' limits\n"
+                    f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]\n')
+    return path
+
+
 def harbor_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    """`env` (default os.environ) with this interpreter's bin folder first on PATH."""
+    """`env` (default os.environ) with this interpreter's bin folder first on PATH, and (unless the
+    caller set one) CONTAINERS_CONF pointing at containers_conf()."""
     out = dict(os.environ if env is None else env)
     out["PATH"] = os.pathsep.join([str(venv_bin()), out.get("PATH", "")])
+    out.setdefault("CONTAINERS_CONF", str(containers_conf()))
     return out
 
 
