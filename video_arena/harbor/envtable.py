@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import importlib.util
 import sys
 from dataclasses import dataclass, field
@@ -173,11 +174,17 @@ def declared(name: str, module: str, class_name: str, depth: int = 0) -> EnvRow:
     return row
 
 
-def registry_rows() -> list[EnvRow]:
+@functools.cache
+def _registry_rows() -> tuple[EnvRow, ...]:
     from harbor.environments.factory import _ENVIRONMENT_REGISTRY
 
-    return [declared(t.value, e.module, e.class_name) for t, e in sorted(_ENVIRONMENT_REGISTRY.items(),
-                                                                         key=lambda kv: kv[0].value)]
+    return tuple(declared(t.value, e.module, e.class_name) for t, e in sorted(_ENVIRONMENT_REGISTRY.items(),
+                                                                          key=lambda kv: kv[0].value))
+
+
+def registry_rows() -> list[EnvRow]:
+    """Every environment of Harbor's registry with what it declares (read once per process)."""
+    return list(_registry_rows())
 
 
 def _cap(row: EnvRow, key: str, form: str) -> object:

@@ -128,6 +128,9 @@ def check_publishable(dataset: Path, marker: dict[str, Any], allow_unpinned: boo
             doc = json.loads(case.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise PublishError(f"{case} is unreadable: {exc}") from None
+        links = [p for p in (dataset / name).rglob("*") if p.is_symlink()]
+        if links:
+            raise PublishError(f"{links[0]} is a symbolic link; a published task holds only regular files")
         video = dataset / name / "environment" / "match.mp4"
         if not video.is_file() or video.is_symlink():
             raise PublishError(f"{video} is missing (a copy-mode task carries its video)")
@@ -175,6 +178,7 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
         if tname.split("/", 1)[-1] not in task_names:
             raise PublishError(f"{job}: trial {rfile.parent.name} ran {tname!r}, not a task of this dataset")
         trials.append(res)
+    ran = sorted({str(t.get("task_name") or "").split("/", 1)[-1] for t in trials})
     if not trials:
         raise PublishError(f"{job} holds no finished trial")
     try:
@@ -190,7 +194,7 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
                      and a.get("model_name")})
     return {
         "job": job.name, "agent": ",".join(agents), "model": ",".join(models) or None,
-        "n_trials": len(trials), "n_scored": len(scored),
+        "n_trials": len(trials), "n_tasks": len(ran), "n_scored": len(scored),
         "n_missing": len(facts.get("missing") or []),
         "harbor_mean_reward": round(sum(harbor_rewards) / len(harbor_rewards), 6) if harbor_rewards else None,
         "native_mean_reward": round(sum(native) / len(native), 6) if native else None,
@@ -245,8 +249,8 @@ def adapter_files(name: str, version: str, marker: dict[str, Any], tasks: list[s
         "harbor_adapter": [{
             "split": "test",
             "adapted_benchmark_size": len(tasks),
-            "parity_benchmark_size": len({r for r in tasks}) if runs else None,
-            "parity_sampling_rate": 1.0 if runs else None,
+            "parity_benchmark_size": max((r["n_tasks"] for r in runs), default=None),
+            "parity_sampling_rate": (round(max(r["n_tasks"] for r in runs) / len(tasks), 4) if runs else None),
             "registry_benchmark_size": len(tasks),
             "added_agents": ["protocol_a_agent:ProtocolA"] if protocol == "A" else [],
             "parity_matching_agents": sorted(a for a, rs in by_agent.items()
@@ -265,7 +269,7 @@ def adapter_files(name: str, version: str, marker: dict[str, Any], tasks: list[s
     for agent, rs in sorted(by_agent.items()):
         parity.append({
             "adapter_name": name, "agent": agent, "model": rs[0]["model"], "date": today,
-            "adapted_benchmark_size": len(tasks), "parity_benchmark_size": len(tasks),
+            "adapted_benchmark_size": len(tasks), "parity_benchmark_size": max(r["n_tasks"] for r in rs),
             "number_of_runs": len(rs),
             "notes": ("original = the project's own scorer (video-arena score: judge/judge.py re-run on each "
                       "collected answer), harbor = the verifier's reward.json in the same trial; "
@@ -357,6 +361,10 @@ collected answer); "Harbor" is the verifier's `reward.json` of the same trial. {
 - The base image is {'pinned by digest' if marker.get('base_image_pinned') else 'a tag, not a digest: only hosts where that tag is the same image run the same bits'}.
 - Each trial asks for {S.CPUS} CPUs and {S.MEMORY_MB} MB; a smaller host needs `--override-cpus`, which is a smaller budget than the benchmark's.
 - Report the mean of the per-game means with n; a trial that ends in a harness exception is missing, not 0.0.
+- This repository holds each task's ground truth (`tests/gt.json`) and oracle answer (`solution/`), as every
+  Harbor dataset does: Harbor never puts them in the agent's container, but an agent that can browse the web
+  could fetch them from wherever the repository is hosted. Evaluate with the network off for agents, or host
+  the repository where evaluated agents cannot reach it.
 
 ## Citation
 
@@ -377,7 +385,8 @@ def _git(repo: Path, *args: str, capture: bool = True) -> str:
         env.setdefault(k, v)
     p = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env)
     if p.returncode != 0:
-        raise PublishError(f"git {' '.join(args[:2])} failed in {repo}: {(p.stderr or p.stdout).strip().splitlines()[-1:]}")
+        last = ((p.stderr or p.stdout).strip().splitlines() or ["no output"])[-1]
+        raise PublishError(f"git {' '.join(args[:2])} failed in {repo}: {last}")
     return p.stdout.strip()
 
 
