@@ -54,3 +54,20 @@ def test_probe_verdict():
     assert offline(dict(good, attempts=[fail, {"dns": "deb.debian.org", "ok": True}]))[0] is False
     assert offline(dict(good, attempts=[]))[0] is False
     assert offline(None)[0] is False and offline({"interfaces": None})[0] is False
+
+
+def test_podman_status_names_what_is_missing(monkeypatch):
+    from video_arena.harbor import podman
+
+    monkeypatch.setattr(podman.shutil, "which", lambda name, path=None: None)
+    ok, why = podman.podman_status()
+    assert not ok and "podman not found" in why
+
+
+def test_podman_env_puts_this_venv_first(monkeypatch, tmp_path):
+    from video_arena.harbor import podman
+
+    monkeypatch.setattr(podman, "containers_conf", lambda image="x": tmp_path / "c.conf")
+    env = podman.harbor_env({"PATH": "/usr/bin"})
+    assert env["PATH"].split(":")[0] == str(podman.venv_bin()) and env["CONTAINERS_CONF"] == str(tmp_path / "c.conf")
+    assert podman.harbor_env({"PATH": "/usr/bin", "CONTAINERS_CONF": "/mine"})["CONTAINERS_CONF"] == "/mine"
