@@ -110,7 +110,7 @@ def _score_csv(job: Path, out: Path) -> list[dict]:
                         "--csv", str(out / "g.csv"), "--cells-csv", str(out / "c.csv")],
                        capture_output=True, text=True, env=_env(), timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
-    drop = {"results", "label", "trial", "job", "started_at", "wall_s"}
+    drop = {"system", "results", "label", "trial", "job", "started_at", "wall_s"}  # which job, not what it scored
     games = [{k: v for k, v in r.items() if k not in drop} for r in csv.DictReader((out / "g.csv").open())]
     cells = [{k: v for k, v in r.items() if k not in drop} for r in csv.DictReader((out / "c.csv").open())]
     return games + cells
