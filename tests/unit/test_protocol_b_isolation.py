@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from video_arena import paths
-from video_arena.protocol_b import runner
+from video_arena.protocol_b import runner, spawn
 from video_arena.protocol_b.isolation import (IsolationError, check_allowed, make_isolation,
                                               namespaces_available, parse_allow)
 
@@ -76,11 +76,11 @@ def test_without_bwrap_run_b_refuses_unless_no_isolation(tmp_path: Path, monkeyp
 
 
 def test_first_word() -> None:
-    assert runner.first_word("/usr/bin/agent --x 1") == "/usr/bin/agent"
-    assert runner.first_word("FOO=1 BAR='a b' agent run") == "agent"
-    assert runner.first_word("cd /x && agent") == "cd"
-    assert runner.first_word("(agent)") == "" and runner.first_word("if true; then a; fi") == ""
-    assert runner.first_word("'unclosed") == ""
+    assert spawn.first_word("/usr/bin/agent --x 1") == "/usr/bin/agent"
+    assert spawn.first_word("FOO=1 BAR='a b' agent run") == "agent"
+    assert spawn.first_word("cd /x && agent") == "cd"
+    assert spawn.first_word("(agent)") == "" and spawn.first_word("if true; then a; fi") == ""
+    assert spawn.first_word("'unclosed") == ""
 
 
 # -- the cell's record --------------------------------------------------------------------------

@@ -17,7 +17,6 @@ that dies early can never be scored on its predecessor's answer.
 """
 from __future__ import annotations
 
-import json
 import time
 from datetime import datetime, timezone
 from os import PathLike
@@ -29,6 +28,7 @@ import openai
 from video_arena.digests import sha256_file
 
 from video_arena.core import answer_candidates, extract_answer, protocol_a_prompt, text_digest
+from video_arena.core import results as R
 from video_arena.core.instruction import instruction_for
 from video_arena.core.tasks import ANSWER_ROOT_KEY
 from video_arena.protocol_a import grid as G
@@ -36,7 +36,7 @@ from video_arena.protocol_a.condition import Condition, retry_scale
 from video_arena.protocol_a.engine import HarnessError, RequestOptions, run_request, safe_text
 from video_arena.toolkit_info import toolkit_provenance
 
-CELL_FILES = ("answer.json", "run.json", "prompt.txt", "reply.txt", "receipt.json", "reasoning.txt")
+CELL_FILES = (R.ANSWER_FILE, R.RUN_FILE, "prompt.txt", "reply.txt", "receipt.json", "reasoning.txt")
 RECEIPT_FORMAT = "video-arena-a-receipt/1"
 
 
@@ -45,21 +45,7 @@ def _now() -> str:
 
 
 def clear_cell(out_dir: Path) -> None:
-    for name in CELL_FILES:
-        p = out_dir / name
-        if p.exists():
-            p.unlink()
-
-
-def _write_json(path: Path, obj: Any) -> None:
-    try:
-        text = json.dumps(obj, indent=1, ensure_ascii=False) + "\n"
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate somewhere: \u escapes are still valid JSON
-        text = json.dumps(obj, indent=1, ensure_ascii=True) + "\n"
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    R.clear_files(out_dir, CELL_FILES)
 
 
 def sampling_of(spec: G.GridSpec) -> dict[str, Any]:
@@ -114,7 +100,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
             "protocol_complete": False, "n_rows": None, "wall_s": round(time.monotonic() - t0, 3),
             "finished_at": _now(),
         })
-        _write_json(out / "run.json", record)
+        R.write_run(out, record)
         return record
 
     frames, plan = oc.frames, oc.frames.plan
@@ -156,10 +142,10 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         "mp4_sha256": oc.mp4_sha256, "fallbacks": oc.degradations,
         "request_sha256": oc.request_sha256, "condition_sha256": cond.sha256,
     }
-    _write_json(out / "receipt.json", receipt)
-    _write_json(out / "answer.json", answer_doc)
+    R.write_json_atomic(out / "receipt.json", receipt)
+    answer_path = R.write_answer(out, answer_doc)
     # The scorer checks the answer it judges against this digest (a Harbor trial's collected artifact
     # is the same file, uploaded).  A no_answer cell is scored 0.0 by its state, whatever the bytes.
-    record["answer_sha256"] = sha256_file(out / "answer.json") if record.get("answer_state") == "answered" else None
-    _write_json(out / "run.json", record)
+    record["answer_sha256"] = sha256_file(answer_path) if record.get("answer_state") == "answered" else None
+    R.write_run(out, record)
     return record

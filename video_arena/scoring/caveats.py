@@ -24,16 +24,14 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
-import stat
 from pathlib import Path
 from typing import Any, Iterable
+
+from video_arena.core.results import read_bounded, read_json_object
 
 #: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); the scorer never reads more than
 #: this plus one byte of an answer or a reply.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
-#: Run records and manifests the scorer reads (far above any real one).
-MAX_RECORD_BYTES = 16 * 1024 * 1024
 #: Agent transcripts (Harbor trajectory.json, claude-code.txt): larger ones are left unaudited.
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
 OPERATOR = "set by the operator"
@@ -47,45 +45,6 @@ COMPARE_DIMENSIONS = ("condition_sha256", "grid", "transport", "tolerance_s")
 
 class ReadTooLarge(OSError):
     pass
-
-
-def read_bounded(path: Path, cap: int) -> tuple[bytes, int]:
-    """(at most cap + 1 bytes of a regular file, its size).  The size is checked before reading, so a
-    2 GB (sparse) file costs cap + 1 bytes of memory, never its size.  Raises OSError (a symlink or a
-    folder is refused: O_NOFOLLOW)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{path.name} is not a regular file")
-        want = min(st.st_size, cap) + 1
-        chunks, got = [], 0
-        while got < want:
-            b = os.read(fd, min(1 << 20, want - got))
-            if not b:
-                break
-            chunks.append(b)
-            got += len(b)
-        return b"".join(chunks), st.st_size
-    finally:
-        os.close(fd)
-
-
-def read_json_object(path: Path, cap: int = MAX_RECORD_BYTES) -> tuple[dict[str, Any] | None, str]:
-    """A JSON object from a file read with a bound; (None, why) when it is not one."""
-    try:
-        data, size = read_bounded(path, cap)
-    except OSError as exc:
-        return None, f"unreadable ({exc.strerror or exc})"
-    if size > cap:
-        return None, f"larger than {cap} bytes ({size})"
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        return None, f"not JSON ({str(exc)[:80]})"
-    if not isinstance(doc, dict):
-        return None, f"not a JSON object (a {type(doc).__name__})"
-    return doc, ""
 
 
 # --------------------------------------------------------------------------------------------------

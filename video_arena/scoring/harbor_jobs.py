@@ -39,13 +39,13 @@ native ones.  Per trial:
 """
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import scorer as S
@@ -61,47 +61,25 @@ AGENT_STOP_EXCEPTIONS = frozenset({
 })
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 REWARD_ATOL = 1e-9
-#: Where Harbor puts the collected /app/answer.json (artifacts/<source path without "/">).
-ANSWER_ARTIFACT = Path("artifacts") / "app" / "answer.json"
-TASK_PREFIX = "video-arena/"
+ANSWER_ARTIFACT = R.ANSWER_ARTIFACT
 HARBOR_CELL_FIELDS = ["trial", "attempt", "exception_type", "harbor_reward", "reward_mismatch", "audit_source"]
 
 
 # --------------------------------------------------------------------------------------------------
-# detection
+# detection (the trial folder layout and its reader are video_arena/core/results.py)
 # --------------------------------------------------------------------------------------------------
-def _json_object(path: Path) -> dict[str, Any] | None:
-    return CV.read_json_object(path)[0]
-
-
-def _is_trial_dir(d: Path) -> bool:
-    if (d / "result.json").is_file():
-        return True
-    cfg = _json_object(d / "config.json") if (d / "config.json").is_file() else None
-    return bool(cfg) and isinstance(cfg.get("task"), dict)
-
-
-def trial_dirs(job: Path) -> list[Path]:
-    return sorted(d for d in job.iterdir() if d.is_dir() and not d.name.startswith(".") and _is_trial_dir(d))
-
-
-def is_harbor_job(path: str | Path) -> bool:
-    """A folder with a job config.json and at least one trial folder (result.json, or a config.json
-    naming a task)."""
-    p = Path(path).expanduser()
-    if not (p.is_dir() and (p / "config.json").is_file()):
-        return False
-    cfg = _json_object(p / "config.json")
-    if cfg is None or isinstance(cfg.get("task"), dict):  # a trial's own config.json
-        return False
-    return bool(trial_dirs(p))
+is_harbor_job = R.is_harbor_job
+trial_dirs = R.trial_dirs
+read_trial = R.read_trial
+split_task_key = R.split_task_key
+Trial = R.Trial
 
 
 def _not_a_source_hint(p: Path) -> str | None:
     """Why a folder that is neither a results folder nor a job looks like part of a Harbor run."""
     if not p.is_dir():
         return None
-    res = _json_object(p / "result.json") if (p / "result.json").is_file() else None
+    res = R.read_json_object(p / "result.json")[0] if (p / "result.json").is_file() else None
     if res is not None and "task_name" in res:
         return f"{p} is one Harbor trial; pass its job folder ({p.parent})"
     jobs = [d.name for d in sorted(p.iterdir()) if d.is_dir() and is_harbor_job(d)]
@@ -147,107 +125,6 @@ class HarborCell(S.Cell):
         return row
 
 
-@dataclass
-class Trial:
-    """What the scorer needs from one trial folder."""
-    dir: Path
-    result: dict[str, Any] | None
-    config: dict[str, Any] | None
-    error: str = ""                       # result.json unreadable
-    task_key: str | None = None           # "<game>-<case_id>"
-    task_key_source: str = ""
-    judge_case: dict[str, Any] | None = None
-    judge_error: str | None = None
-    protocol: str | None = None
-    model: str | None = None
-    exceptions: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _task_key(result: dict | None, config: dict | None) -> tuple[str | None, str]:
-    name = (result or {}).get("task_name")
-    if isinstance(name, str) and name:
-        return (name[len(TASK_PREFIX):] if name.startswith(TASK_PREFIX) else name.rsplit("/", 1)[-1]), "task_name"
-    for doc in (config, (result or {}).get("config")):
-        task = (doc or {}).get("task")
-        if isinstance(task, dict) and isinstance(task.get("path"), str) and task["path"]:
-            return Path(task["path"]).name, "config task path"
-    return None, ""
-
-
-def _model_of(result: dict | None, config: dict | None) -> str | None:
-    cfg = (result or {}).get("config") or config or {}
-    agent = cfg.get("agent") if isinstance(cfg, dict) else None
-    agent = agent if isinstance(agent, dict) else {}
-    info = (result or {}).get("agent_info")
-    info = info if isinstance(info, dict) else {}
-    model = agent.get("model_name")
-    if not model and isinstance(info.get("model_info"), dict):
-        mi = info["model_info"]
-        model = "/".join(x for x in (mi.get("provider"), mi.get("name")) if x) or None
-    who = agent.get("name") or agent.get("import_path") or info.get("name")
-    if model and who:
-        return f"{who}:{model}"
-    return model or who
-
-
-def _protocol_of(trial: Trial) -> str | None:
-    p = (trial.judge_case or {}).get("protocol")
-    if p:
-        return str(p)
-    cfg = (trial.result or {}).get("config") or trial.config or {}
-    task_path = ((cfg.get("task") or {}) if isinstance(cfg, dict) else {}).get("path")
-    if isinstance(task_path, str):
-        case = _json_object(Path(task_path) / "tests" / "case.json")  # the dataset, when still there
-        if case and case.get("protocol"):
-            return str(case["protocol"])
-    return None
-
-
-def read_trial(d: Path) -> Trial:
-    config = _json_object(d / "config.json")
-    result: dict[str, Any] | None = None
-    error = ""
-    if not (d / "result.json").is_file():
-        error = "no result.json (the trial did not finish)"
-    else:
-        result = _json_object(d / "result.json")
-        if result is None:
-            error = "result.json unreadable or not a JSON object"
-    t = Trial(dir=d, result=result, config=config, error=error)
-    t.task_key, t.task_key_source = _task_key(result, config)
-    jdoc = _json_object(d / "verifier" / "judge.json")
-    if jdoc is not None:
-        t.judge_case = jdoc.get("case") if isinstance(jdoc.get("case"), dict) else None
-        t.judge_error = jdoc.get("error") or None
-    t.protocol = _protocol_of(t)
-    t.model = _model_of(result, config)
-    if result is not None:
-        infos = [result.get("exception_info")]
-        infos += [s.get("exception_info") for s in (result.get("step_results") or []) if isinstance(s, dict)]
-        for info in infos:
-            if isinstance(info, dict):
-                t.exceptions.append((str(info.get("exception_type") or "Exception"),
-                                     str(info.get("exception_message") or "")))
-    return t
-
-
-def split_task_key(key: str, cases: dict[str, set[str]]) -> tuple[str, str] | None:
-    """(game, case_id) of "<game>-<case_id>" against the tasks tree (the longest game name that fits
-    and names one of its cases)."""
-    for game in sorted(cases, key=len, reverse=True):
-        if key.startswith(game + "-") and key[len(game) + 1:] in cases[game]:
-            return game, key[len(game) + 1:]
-    return None
-
-
-def _rewards_of(result: dict[str, Any]) -> dict[str, Any] | None:
-    vr = result.get("verifier_result")
-    if not isinstance(vr, dict):
-        return None
-    rw = vr.get("rewards")
-    return rw if isinstance(rw, dict) and rw else None
-
-
 def _finite_or_repr(d: dict[str, Any] | None) -> dict[str, Any] | None:
     """JSON-safe copy (a hand-edited result.json may hold NaN)."""
     if d is None:
@@ -272,24 +149,21 @@ def reward_mismatch(harbor: dict[str, Any], rejudged: dict[str, float]) -> str:
     return "; ".join(diffs)
 
 
-def trial_caveats(cell: HarborCell, trial: Trial) -> dict[str, Any] | None:
+def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
     """A trial's caveats: a Protocol A trial's agent/ folder is a native cell (its run.json is read as
     one); any other agent's trajectory gets Protocol B's egress audit and its turns counted.  Returns
     the agent's run record when there is one."""
-    agent = trial.dir / "agent"
-    run = None
-    if (agent / "run.json").is_file():
-        run, err = CV.read_json_object(agent / "run.json")
-        if run is None:
-            cell.warnings.append(f"trial {trial.dir.name}: agent/run.json {err}")
-    if run is not None:
-        if cell.protocol is None and run.get("protocol"):
-            cell.protocol = str(run["protocol"])
-        CV.read_run_caveats(cell, run)
-        return run
-    cfg = (trial.result or {}).get("config") or trial.config or {}
-    kwargs = ((cfg.get("agent") or {}).get("kwargs") or {}) if isinstance(cfg, dict) else {}
-    if isinstance(kwargs, dict) and "reasoning_effort" in kwargs:
+    agent = trial.agent_dir
+    rec, err = trial.agent_run()
+    if err:
+        cell.warnings.append(f"trial {trial.dir.name}: agent/{err}")
+    if rec is not None:
+        if cell.protocol is None and rec.protocol:
+            cell.protocol = rec.protocol
+        CV.read_run_caveats(cell, rec.as_read())
+        return rec
+    kwargs = trial.agent_kwargs()
+    if "reasoning_effort" in kwargs:
         cell.effort_recorded = True
         if kwargs["reasoning_effort"] not in (None, ""):
             cell.reasoning_effort = str(kwargs["reasoning_effort"])
@@ -319,7 +193,7 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
             cell.warnings.append(f"trial {trial.dir.name}: {cell.reason}")
             return cell
     agent_run = trial_caveats(cell, trial)
-    rewards = _rewards_of(r)
+    rewards = trial.rewards or None
     cell.harbor_rewards = dict(rewards) if rewards else None
     if trial.exceptions:
         cell.exception_type, cell.exception_message = trial.exceptions[0]
@@ -339,8 +213,8 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
     if r.get("reward_valid") is False:
         cell.reason = "reward_valid is false"
         return cell
-    check = verifier if cell.protocol == "A" and (trial.dir / "agent").is_dir() else None
-    if not S.passes_gates(cell, check, trial.dir / "agent", gt, gt_error):
+    check = verifier if cell.protocol == "A" and trial.agent_dir.is_dir() else None
+    if not S.passes_gates(cell, check, trial.agent_dir, gt, gt_error):
         return cell
     if exclude_flagged and cell.audit_flagged:
         S.exclude_as_flagged(cell)
@@ -348,7 +222,7 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
     if trial.judge_error:
         cell.warnings.append(f"trial {trial.dir.name}: the verifier reported an error ({trial.judge_error}); "
                              f"re-judged here")
-    answer = trial.dir / ANSWER_ARTIFACT
+    answer = trial.answer_path
     if not (answer.is_file() or answer.is_symlink()):
         cell.status = S.STATUS_SCORED
         cell.answer_state = "no_artifact"
@@ -357,7 +231,7 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
         cell.reason = "no answer artifact (never written or not collected): 0.0"
         cell.record = J.judge(gt, None, tolerance=tolerance)
     else:
-        data = S.read_answer(cell, answer, (agent_run or {}).get("answer_sha256"),
+        data = S.read_answer(cell, answer, agent_run.answer_sha256 if agent_run is not None else None,
                              label=f"trial {trial.dir.name}: answer artifact")
         if cell.status == S.STATUS_CORRUPT:
             cell.warnings.append(cell.reason)
@@ -410,7 +284,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
         raise S.ScoringInputError(f"tolerance must be a finite number >= 0, not {tolerance!r}")
     if n_boot < 0:
         raise S.ScoringInputError("--bootstrap must be >= 0")
-    facts = _job_facts(job, _json_object(job / "config.json") or {})
+    facts = _job_facts(job, R.read_job_config(job))
     J = judge_mod or load_judge()
     verifier = S.load_verifier(root) if verify_requests else None
     gt_check = S.GroundTruthCheck(root)

@@ -33,7 +33,6 @@ The rules (DESIGN.md "Aggregation", seed 000 "Reporting a comparable number", do
 from __future__ import annotations
 
 import importlib
-import json
 import math
 import zlib
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from video_arena import paths
+from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.digests import sha256_bytes
 from video_arena.protocol_a.condition import CONDITIONS_SUBDIR
@@ -56,10 +56,9 @@ ZERO_FILLED = {"t2_zero_filled": "t2_macro_acc", "t3_zero_filled": "t3_macro_acc
 ALL_METRICS = METRICS + tuple(ZERO_FILLED)
 #: Metrics that are always defined for a scored cell; T2/T3 are None without a T1 match.
 ALWAYS_DEFINED = ("reward", "t1_f1")
-#: Answer states of a run that ran and left no answer (scored 0.0, counted as 0-row).  `no_artifact`:
-#: a Harbor trial with a valid reward but no collected artifacts/app/answer.json.
-NO_ANSWER_STATES = ("never_wrote", "deleted", "too_large", "no_answer", "no_artifact")
-ANSWER_STATES = ("wrote", "never_wrote", "deleted", "too_large", "answered", "no_answer", "no_artifact")
+#: Answer states (video_arena/core/results.py): those of a run that ran and left no answer score 0.0
+NO_ANSWER_STATES = R.NO_ANSWER_STATES
+ANSWER_STATES = R.ANSWER_STATES
 SCORE_FORMAT = "video-arena-score/1"
 
 STATUS_SCORED = "scored"
@@ -184,15 +183,12 @@ def recorded_tolerance(run: dict[str, Any]) -> float | None:
     return None
 
 
-_read_json_object = CV.read_json_object
-
-
 def read_answer(cell: Cell, path: Path, expected_sha: Any, label: str = "answer.json") -> bytes | None:
     """The bytes of an answer to judge, read with a bound (never more than the judge's cap + 1 byte),
     checked against the SHA-256 its run record names.  Sets cell.answer_check; on a mismatch sets the
     cell corrupt and returns None (the caller must not judge it).  Unreadable: None, with a warning."""
     try:
-        data, size = CV.read_bounded(path, CV.MAX_ANSWER_BYTES)
+        data, size = R.read_bounded(path, CV.MAX_ANSWER_BYTES)
     except OSError as exc:
         cell.warnings.append(f"{label} unreadable ({exc.strerror or exc}): scored as no answer")
         cell.answer_check = "unreadable"
@@ -250,32 +246,24 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
                conditions_dir: Path | None = None) -> Cell:
     """One cell's status and judge record; never raises on anything the cell folder holds."""
     cell = Cell(game=game, case_id=case_id, status=STATUS_MISSING)
-    if not cell_dir.is_dir():
-        cell.reason = "not run (no case folder)"
+    st = R.cell_status(cell_dir)
+    rec = st.record
+    if rec is None:  # no folder, no run.json, or one that is not a record
+        cell.reason = st.reason
+        if st.state == R.UNREADABLE:
+            cell.warnings.append(cell.reason)
         return cell
-    run_path = cell_dir / "run.json"
-    if not run_path.is_file():
-        cell.reason = "no run.json"
-        return cell
-    run, err = _read_json_object(run_path)
-    if run is None:
-        cell.reason = f"run.json {err}"
+    run = rec.as_read()
+    cell.protocol, cell.model, cell.stop_reason = rec.protocol, rec.model, rec.stop_reason
+    cell.answer_state, cell.instruction_sha256 = rec.answer_state, rec.instruction_sha256
+    other = rec.names_other_cell(game, case_id)
+    if other:
+        cell.reason = other
         cell.warnings.append(cell.reason)
         return cell
-    cell.protocol = str(run["protocol"]) if run.get("protocol") is not None else None
-    cell.model = str(run["model"]) if run.get("model") is not None else None
-    cell.stop_reason = str(run["stop_reason"]) if run.get("stop_reason") is not None else None
-    cell.answer_state = str(run["answer_state"]) if run.get("answer_state") is not None else None
-    sha = run.get("instruction_sha256")
-    cell.instruction_sha256 = sha if isinstance(sha, str) else None
-    for key, expected in (("game", game), ("case_id", case_id)):
-        if key in run and run[key] != expected:
-            cell.reason = f"run.json names {key} {run[key]!r}, its folder is {expected!r}"
-            cell.warnings.append(cell.reason)
-            return cell
     CV.read_run_caveats(cell, run, conditions_dir)
-    if cell.stop_reason == "harness_error":
-        cell.reason = "harness_error (never ran)"
+    if not st.finished:  # harness_error: never ran
+        cell.reason = st.reason
         return cell
     if cell.answer_state is not None and cell.answer_state not in ANSWER_STATES:
         cell.warnings.append(f"unknown answer_state {cell.answer_state!r}")
@@ -297,7 +285,7 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
     if exclude_flagged and cell.audit_flagged:
         exclude_as_flagged(cell)
         return cell
-    answer_path = cell_dir / "answer.json"
+    answer_path = cell_dir / R.ANSWER_FILE
     if cell.answer_state in NO_ANSWER_STATES:
         # Ran, left no answer: 0.0 in the mean.  The state decides (seed 000): a never_wrote file
         # is the seed by definition, whatever bytes a later tool may have put there.
@@ -310,7 +298,7 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
     if not (answer_path.is_file() or answer_path.is_symlink()):
         cell.reason = "no answer.json"
         return cell
-    data = read_answer(cell, answer_path, run.get("answer_sha256"))
+    data = read_answer(cell, answer_path, rec.answer_sha256)
     if cell.status == STATUS_CORRUPT:
         cell.warnings.append(cell.reason)
         return cell
@@ -346,7 +334,7 @@ class GroundTruthCheck:
                 self._manifests[game] = None
                 self.unchecked_games.append(game)
             else:
-                doc, err = CV.read_json_object(path)
+                doc, err = R.read_json_object(path)
                 if doc is None:
                     raise ScoringInputError(f"{path}: {err}; the ground truth cannot be checked")
                 self._manifests[game] = {str(c.get("case_id")): str(c.get("gt_sha256") or "")
@@ -360,7 +348,7 @@ class GroundTruthCheck:
         if manifest is not None:
             want = manifest.get(case_id)
             try:
-                data, size = CV.read_bounded(gt_path, 1 << 28)
+                data, size = R.read_bounded(gt_path, 1 << 28)
                 got = sha256_bytes(data)
             except OSError as exc:
                 return None, f"{gt_path.name}: unreadable ({exc.strerror or exc})", False
@@ -393,9 +381,9 @@ def inspect_results(results: Path, tasks_root: Path) -> dict[str, list[str]]:
     unknown = [d.name for d in subdirs if d.name not in known]
     if len(unknown) == len(subdirs):  # nothing in it is a game folder
         looks_like = ""
-        if (results / "run.json").is_file():
+        if (results / R.RUN_FILE).is_file():
             looks_like = "; it holds a run.json itself: that is one cell's folder, pass the folder two levels up"
-        elif any((d / "run.json").is_file() for d in subdirs):
+        elif any((d / R.RUN_FILE).is_file() for d in subdirs):
             looks_like = "; its subfolders hold run.json: that is one game's folder, pass its parent"
         elif not subdirs:
             looks_like = "; it is empty"
@@ -730,7 +718,7 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
             cells = []
             for case_id in case_ids:
                 gt, gt_error, corrupt = None, "", False
-                cell_dir = results / game / case_id
+                cell_dir = R.cell_dir(results, game, case_id)
                 if cell_dir.is_dir():  # a GT is only needed (and only reported) for a cell that exists
                     gt, gt_error, corrupt = gt_check.load(J, game, case_id)
                 cell = score_cell(J, game, case_id, cell_dir, gt, gt_error, float(tolerance), digests, verifier,
