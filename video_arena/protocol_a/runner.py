@@ -6,8 +6,8 @@
 
 The API key comes from $OPENAI_API_KEY (the base URL from --base-url or $OPENAI_BASE_URL).  One
 folder per cell, <out>/<game>/<case_id>/ (see video_arena.protocol_a.cell).  Resumable: a cell
-whose run.json shows a reply is skipped unless --force; a cell that ended in harness_error is run
-again.  Stills are cached per (media SHA-256, grid) under --cache-dir, so a sweep over many models
+that ran (video_arena/core/results.py `cell_status`) is skipped unless --force; a cell that ended in
+harness_error is run again.  Stills are cached per (media SHA-256, grid) under --cache-dir, so a sweep over many models
 samples each video once.
 """
 from __future__ import annotations

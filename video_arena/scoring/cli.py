@@ -5,19 +5,11 @@
                       [--tolerance S] [--allow-mixed] [--exclude-flagged] [--report md [--report-out OUT.md]]
     video-arena judge GT ANSWER [--tolerance S]
 
-RESULTS is a folder `<game>/<case_id>/{run.json, answer.json}` as both native runners write it; JOB is
-a Harbor job folder (`jobs/<job>/`: config.json plus one folder per trial), detected by its layout and
-scored by the same rules (video_arena/scoring/harbor_jobs.py): each trial's answer artifact is
-re-judged, a trial that ended in a harness exception is missing, an agent timeout is scored, and a
-trial whose Harbor reward differs from the re-judged one is reported (exit 1).
-Rules (docs/SCORING.md): missing cells (no run.json, harness_error, no answer.json) are left out of
-every mean and counted; cells that ran and left no answer (B never_wrote/deleted, A no_answer) score
-0.0, stay in the mean and are counted in the 0-row column; the overall row is the mean of the game
-means; comparing two systems diffs them on the games both scored.  Every scored cell's caveats
-(degraded, truncated, multi-block, audit not clean, recall ceiling, reasoning effort) are counted per
-game and overall; a table whose cells differ in condition, model, protocol, tolerance or reasoning
-effort is refused (exit 2) unless --allow-mixed, which marks it DIAGNOSTIC; an answer or a ground truth
-that is not the one recorded (answer_sha256, manifest.json) is an integrity error (exit 1).
+RESULTS is a results folder as both native runners write it, JOB a Harbor job folder (detected by its
+layout, video_arena/core/results.py); both are scored by the rules of docs/SCORING.md, the one place
+they are written.  Exit status: 2 for an input that cannot be scored or a table of more than one
+measurement without --allow-mixed, 1 for an integrity error, an unusable ground truth or a Harbor
+reward that differs from the re-judged one, else 0.
 """
 from __future__ import annotations
 

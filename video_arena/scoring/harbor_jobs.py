@@ -1,41 +1,10 @@
 """Score a Harbor job folder by the rules of a native results folder (docs/SCORING.md, "Scoring a
-Harbor job").
+Harbor job": which trials are missing, which are scored on what the agent left, the reward check,
+attempts).
 
-A Harbor 0.26 job (`harbor run -p <dataset> ... -o JOBS --job-name NAME [-k N]`) is
-
-    JOBS/<job>/config.json                      the JobConfig (n_attempts, agents, multipliers, ...)
-    JOBS/<job>/<taskdir[:32]>__<7 chars>/       one folder per trial
-        config.json                             the TrialConfig (task.path, agent.kwargs, ...)
-        result.json                             task_name, verifier_result.rewards, exception_info,
-                                                reward_valid, agent_info, agent_result, started_at, ...
-        exception.txt                           when the trial raised
-        verifier/{reward.json, judge.json, test-stdout.txt}
-        artifacts/app/answer.json               the collected answer (absent when never written)
-        agent/                                  the agent's logs (Protocol A: a native cell folder)
-
-Each trial becomes one `scorer.Cell` (a `HarborCell`), and the cells go through the scorer's own
-aggregation (`scorer.aggregate_game`), so means, n, intervals, dropped games and `--compare` are the
-native ones.  Per trial:
-
-* game and case from `task_name` (`video-arena/<game>-<case_id>`), else from the trial config's task
-  path (the task folder is named `<game>-<case_id>`); `verifier/judge.json` must agree when present.
-* **missing** (never 0.0), listed with the reason: no result.json (an unfinished trial), any recorded
-  exception except the agent's own stops in `AGENT_STOP_EXCEPTIONS` (an environment that did not start,
-  `VerifierTimeoutError`, `RewardFileNotFoundError`, `VerifierOutputParseError`, an exception raised by
-  the agent's harness such as the Protocol A agent's `RuntimeError` when its call never got a reply, ...),
-  no verifier result, `reward_valid` false.  Harbor itself keeps some of those trials in its mean
-  (an unknown exception type counts as a valid reward there); we do not.
-* **scored**: the answer artifact is re-judged with the package's judge (`load_judge()`) against the
-  tasks tree's ground truth, exactly as a native cell; an absent artifact scores 0.0 (the agent never
-  wrote, state `no_artifact`, counted in 0-row).  A trial that hit the agent timeout is scored on what it
-  left (Harbor collects and grades it).
-* **reward check**: each scored trial's `verifier_result.rewards` is compared with the re-judged
-  `reward_of(record)`, key by key; any difference over 1e-9 is a reward mismatch: the dataset's judge or
-  ground truth is not the checkout's (a stale generated dataset).  The number reported is the re-judged
-  one; the mismatch is listed and `video-arena score` exits 1.
-* **attempts** (`-k N`): every trial is a cell; a case with fewer trials than `n_attempts` gets missing
-  cells for the attempts not run.  The scorer averages a case's scored attempts first, then the cases
-  (every case weighs the same), and the bootstrap resamples cases.
+A trial folder is read by video_arena/core/results.py (`read_trial`, one `Trial` type); each trial
+becomes one `scorer.Cell` (a `HarborCell`), and the cells go through the scorer's own aggregation
+(`scorer.aggregate_game`), so means, n, intervals, dropped games and `--compare` are the native ones.
 """
 from __future__ import annotations
 

@@ -1,34 +1,12 @@
 """Score a results folder: per-case judge records, per-game means with n, the overall mean of game
 means, bootstrap intervals, and the comparison of two systems on the games both scored.
 
-The rules (DESIGN.md "Aggregation", seed 000 "Reporting a comparable number", docs/SCORING.md):
-
-* A cell is `<results>/<game>/<case_id>/` with `run.json` and `answer.json`.
-* **missing** (left out of every mean, never 0.0): no case folder, no `run.json`, an unreadable
-  `run.json`, `stop_reason == "harness_error"`, or no `answer.json` from a run that claims to have
-  answered.  Also missing: a case whose ground truth cannot be read (our bug, reported loudly).
-* **scored 0.0, in the mean, counted in the 0-row column**: a run that ran and left no answer:
-  Protocol B `never_wrote` / `deleted`, Protocol A `no_answer`.  Any other answer is judged as is
-  (a malformed one scores 0.0 with the judge's `format_error`).
-* **diagnostic** (excluded from benchmark means, listed): a cell whose run record names a matching
-  tolerance other than the scoring tolerance (3 s).
-* **unverified** (excluded, listed): with `--verify-requests`, a Protocol A cell whose request hash
-  does not rebuild from its condition file.
-* Per game: mean over scored cells of `reward` and `t1_f1`; `t2_macro_acc` / `t3_macro_acc` over the
-  scored cells where the tier is computable (at least one T1 match), each with its own n.  A case with
-  several cells (a Harbor job run with `-k N` attempts, video_arena/scoring/harbor_jobs.py) is first
-  averaged over its scored attempts, then the game mean is the mean of those case means (n = cases) and
-  the bootstrap resamples cases; with one cell per case (a native results folder) this is the plain
-  mean over cells.
-* Overall: the unweighted mean of the game means; a game with no scored cell drops out and is named.
-* Intervals: percentile bootstrap over the game's scored cells (seeded, deterministic); the overall
-  interval resamples every game independently and averages the replicate game means.
-* Caveats (video_arena/scoring/caveats.py): degraded, truncated, multi-block and audit-not-clean cells,
-  the recall ceiling and the reasoning effort are counted per game and overall; the cells' declared
-  conditions are compared (`SystemScore.mixed`: the CLI refuses a mixed table unless --allow-mixed).
-* Integrity: an answer whose SHA-256 is not its run record's `answer_sha256`, or a ground truth whose
-  SHA-256 is not the manifest's, is **corrupt**: never scored, listed, exit 1.  Answers are read with a
-  bound (the judge's cap + 1 byte).
+The rules (cell statuses, what is in a mean, T2/T3 over computable cells, attempts averaged per case,
+the overall mean of game means, the intervals, caveats, mixing, integrity) are written once, in
+docs/SCORING.md; what a results folder and a run record are, and the one rule of whether a cell ran
+(`cell_status`), are video_arena/core/results.py (docs/ARCHITECTURE.md).  This module implements them
+for a native results folder; video_arena/scoring/harbor_jobs.py turns a Harbor job's trials into the
+same cells.  Answers are read with a bound (the judge's cap + 1 byte).
 """
 from __future__ import annotations
 
