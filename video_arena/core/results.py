@@ -134,6 +134,60 @@ def clear_files(cdir: Path, names: tuple[str, ...], folders: tuple[str, ...] = (
         shutil.rmtree(cdir / name, ignore_errors=True)
 
 
+#: A cell's earlier attempts: <cell>/attempts/<n>/ holds attempt n's files as it left them.
+ATTEMPTS_DIR = "attempts"
+
+
+@dataclass
+class Attempt:
+    """The attempt a runner is starting: its number (1 for a first run) and what the earlier ones were."""
+    n: int
+    previous: list[dict[str, Any]] = field(default_factory=list)
+
+    def record_keys(self) -> dict[str, Any]:
+        """The run.json keys of the attempt history (docs/PROTOCOLS.md, "Attempts")."""
+        return {"attempt": self.n, "previous_attempts": self.previous}
+
+
+def _attempt_summary(n: int, folder: Path) -> dict[str, Any]:
+    rec, err = read_run(folder)
+    if rec is None:
+        return {"attempt": n, "stop_reason": None, "ran": False, "note": err or "no run.json"}
+    return {"attempt": n, "stop_reason": rec.stop_reason, "answer_state": rec.answer_state, "ran": rec.ran,
+            "answer_sha256": rec.answer_sha256, "finished_at": rec.finished_at}
+
+
+def start_attempt(cdir: str | os.PathLike, run_files: tuple[str, ...]) -> Attempt:
+    """Before a (re-)run of a cell: move the files an earlier run left in the cell folder (`run_files`:
+    the runner's own names, run.json and answer.json among them) into `attempts/<n>/` (nothing is
+    deleted), and return the new attempt's number with a summary of every earlier one.  A first run of
+    a cell is attempt 1 with no history; files the runner does not own are left where they are."""
+    cdir = Path(cdir)
+    cdir.mkdir(parents=True, exist_ok=True)
+    hist = cdir / ATTEMPTS_DIR
+    earlier = sorted((int(p.name), p) for p in hist.iterdir() if p.is_dir() and p.name.isdigit()) \
+        if hist.is_dir() else []
+    left = [cdir / name for name in dict.fromkeys((RUN_FILE, ANSWER_FILE, *run_files))
+            if os.path.lexists(cdir / name)]
+    if left:
+        n_prev = (earlier[-1][0] if earlier else 0) + 1
+        dest = hist / str(n_prev)
+        dest.mkdir(parents=True)
+        for p in left:
+            os.replace(p, dest / p.name)
+        earlier.append((n_prev, dest))
+    previous = [_attempt_summary(n, p) for n, p in earlier]
+    return Attempt(n=(earlier[-1][0] + 1) if earlier else 1, previous=previous)
+
+
+def redraws_of(record: RunRecord) -> list[dict[str, Any]]:
+    """The earlier attempts of a cell that ran (not harness errors): each one is a re-draw."""
+    prev = record.extras.get("previous_attempts")
+    if not isinstance(prev, list):
+        return []
+    return [p for p in prev if isinstance(p, dict) and p.get("stop_reason") not in (None, HARNESS_ERROR)]
+
+
 def write_answer(cdir: Path, answer: dict[str, Any] | bytes) -> Path:
     """The cell's answer.json: a document (written as JSON) or the exact bytes collected."""
     path = Path(cdir) / ANSWER_FILE
@@ -504,7 +558,8 @@ def split_task_key(key: str, cases: dict[str, set[str]]) -> tuple[str, str] | No
 
 
 __all__ = [
-    "ANSWER_ARTIFACT", "ANSWER_FILE", "ANSWER_STATES", "COMMON_KEYS", "CellStatus", "HARNESS_ERROR",
+    "ANSWER_ARTIFACT", "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
+    "HARNESS_ERROR", "redraws_of", "start_attempt",
     "MAX_RECORD_BYTES", "NO_ANSWER_STATES", "RUN_FILE", "RunRecord", "Trial", "cell_dir", "cell_status",
     "clear_files", "finished_trials", "is_harbor_job", "json_text", "read_bounded", "read_job",
     "read_job_config", "read_json_object", "read_run", "read_trial", "split_task_key", "trial_dirs",

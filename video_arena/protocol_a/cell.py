@@ -13,7 +13,8 @@ sampled inside the offline container, copied out); only `frames_for` differs.  W
 
 A call that never got a reply writes run.json with stop_reason "harness_error" and no answer.json:
 the cell is missing, never 0.0.  Files a previous run of the cell left are removed first, so a run
-that dies early can never be scored on its predecessor's answer.
+that dies early can never be scored on its predecessor's answer: they move to attempts/<n>/ (the
+attempt history, docs/PROTOCOLS.md "Attempts"), nothing is deleted.
 """
 from __future__ import annotations
 
@@ -44,10 +45,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def clear_cell(out_dir: Path) -> None:
-    R.clear_files(out_dir, CELL_FILES)
-
-
 def sampling_of(spec: G.GridSpec) -> dict[str, Any]:
     return {"fps": spec.fps, "jpeg_q": spec.jpeg_q, "max_frames": spec.max_frames,
             "longest_side": spec.longest_side}
@@ -60,8 +57,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
                  extra_record: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one cell; return its run record (also written to out_dir/run.json)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    clear_cell(out)
+    attempt = R.start_attempt(out, CELL_FILES)  # an earlier run's files move to attempts/<n>/, never deleted
     started, t0 = _now(), time.monotonic()
     base = cond.grid()
     spec = cond.grid(jpeg_q=jpeg_q, max_frames=max_frames)
@@ -78,7 +74,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         "transport": cond.transport, "request_timeout_s": cond.request_timeout_s,
         "reasoning_effort": opts.reasoning_effort,
         "enable_thinking": opts.enable_thinking, "request_params": opts.record(),
-        "started_at": started, "toolkit": toolkit_provenance(),
+        "started_at": started, "toolkit": toolkit_provenance(), **attempt.record_keys(),
     }
     if retry_scale() != 1.0:
         record["retry_scale"] = retry_scale()

@@ -35,6 +35,8 @@ from video_arena.protocol_b.states import AnswerWatch, collect_answer, count_row
 from video_arena.toolkit_info import toolkit_provenance
 
 RUNNER_VERSION = "video-arena-run-b/2"
+#: What a run of a cell leaves in its folder (moved to attempts/<n>/ when the cell is run again)
+CELL_FILES = (R.RUN_FILE, R.ANSWER_FILE, "prompt.txt", "logs")
 PLACEHOLDERS = ("sandbox", "prompt", "max_turns", "reasoning_effort")
 _PLACEHOLDER_RE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_RE = re.compile(r"(?i)((?:key|token|secret|password|passwd|auth)[\w-]*\s*[=:]\s*)(\S+)")
@@ -93,11 +95,6 @@ class RunConfig:
     base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
-def clear_predecessor(cdir: Path) -> None:
-    """A re-run first deletes the answer, run.json, prompt and logs an earlier run left."""
-    R.clear_files(cdir, (R.RUN_FILE, R.ANSWER_FILE, "prompt.txt"), ("logs",))
-
-
 class _Log:
     def __init__(self, path: Path):
         self.path = path
@@ -110,8 +107,8 @@ class _Log:
 def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
     """Run one cell; returns its run.json record (None when interrupted: the cell stays missing)."""
     cdir = R.cell_dir(cfg.out, game, case_id)
-    cdir.mkdir(parents=True, exist_ok=True)
-    clear_predecessor(cdir)
+    # what an earlier run left (answer, run.json, prompt, logs) moves to attempts/<n>/, never deleted
+    attempt = R.start_attempt(cdir, CELL_FILES)
     logs = cdir / "logs"
     logs.mkdir()
     log = _Log(logs / LOG_RUNNER)
@@ -126,6 +123,7 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
         "agent_cmd": redact(cfg.agent_cmd), "runner": RUNNER_VERSION, "toolkit": toolkit_provenance(),
         "preflight": cfg.preflight,
         "logs": {"stdout": f"logs/{LOG_STDOUT}", "stderr": f"logs/{LOG_STDERR}", "runner": f"logs/{LOG_RUNNER}"},
+        **attempt.record_keys(),
     }
 
     def harness_error(msg: str, sb=None) -> dict[str, Any]:

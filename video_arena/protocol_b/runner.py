@@ -145,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         fill_template(a.agent_cmd, {p: "x" for p in PLACEHOLDERS})
         if "{prompt}" not in a.agent_cmd:
             _err("warning: --agent-cmd has no {prompt}: the agent will not be given the turn-1 prompt")
+        if a.max_turns and "{max_turns}" not in a.agent_cmd:
+            _err(f"warning: --agent-cmd has no {{max_turns}}: the prompt states a cap of {a.max_turns} turns but "
+                 "nothing passes it to the agent, so nothing enforces it (give it to the agent's own flag, or "
+                 "--max-turns 0 when the harness cannot count turns); cells over the cap are flagged by score")
     except TemplateError as exc:
         _err(f"warning: {exc}: every cell will be recorded as harness_error (missing)")
     if not cells:

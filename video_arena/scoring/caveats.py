@@ -174,6 +174,25 @@ def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = No
             else "none"
 
 
+def read_run_conduct(cell, run: dict[str, Any]) -> None:
+    """How a run was conducted, from its record (docs/SCORING.md, "Caveats"): the turn cap it declared
+    (`max_turns`; 0 = the harness cannot count turns) and whether the recorded `turns_used` exceeds it;
+    Protocol B's isolation mode, its extra `--allow-path`s and the preflight's warnings."""
+    cap = _int(run.get("max_turns"))
+    cell.max_turns = cap
+    cell.over_turns = bool(cap and cap > 0 and cell.turns_used is not None and cell.turns_used > cap)
+    iso = run.get("isolation")
+    if isinstance(iso, dict):
+        cell.isolation = str(iso["mode"]) if iso.get("mode") is not None else None
+        allowed = iso.get("allowed")
+        cell.n_allow_paths = len(allowed) if isinstance(allowed, list) else 0
+    pf = run.get("preflight")
+    if isinstance(pf, dict):
+        warnings = pf.get("warnings")
+        cell.preflight_warnings = len(warnings) if isinstance(warnings, list) else 0
+        cell.preflight = "skipped" if pf.get("skipped") else ("warnings" if cell.preflight_warnings else "ok")
+
+
 # --------------------------------------------------------------------------------------------------
 # Harbor transcripts: the Protocol B egress audit over an agent's trajectory
 # --------------------------------------------------------------------------------------------------

@@ -130,6 +130,8 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
         if cell.protocol is None and rec.protocol:
             cell.protocol = rec.protocol
         CV.read_run_caveats(cell, rec.as_read())
+        CV.read_run_conduct(cell, rec.as_read())
+        S.read_attempts(cell, rec, None)
         return rec
     kwargs = trial.agent_kwargs()
     if "reasoning_effort" in kwargs:
@@ -139,6 +141,7 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
     if cell.protocol != "A":
         a = CV.audit_harbor_agent(agent)
         cell.audit_verdict, cell.turns_used, cell.audit_source = a["verdict"], a["turns_used"], a["source"]
+        CV.read_run_conduct(cell, {"max_turns": kwargs.get("max_turns")})  # the agent's own cap (--ak)
         if not cell.effort_recorded and a["efforts"]:
             cell.reasoning_effort, cell.effort_recorded = ",".join(sorted(a["efforts"])), True
     return None

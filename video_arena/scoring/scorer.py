@@ -49,7 +49,8 @@ STATUS_CORRUPT = "corrupt"
 STATUS_FLAGGED = "flagged"
 STATUSES = (STATUS_SCORED, STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_CORRUPT, STATUS_FLAGGED)
 EXCLUDED = (STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_FLAGGED)
-CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged")
+CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
+           "allow_paths", "preflight_warned")
 
 
 class ScoringInputError(ValueError):
@@ -94,6 +95,34 @@ class Cell:
     #: ok (the answer's SHA-256 equals the run record's), unrecorded (the record names none), oversize
     #: (over the judge's cap: not hashed, scores 0.0), n/a (no answer file is scored)
     answer_check: str | None = None
+    #: the attempt the cell folder holds (1 = first run) and how many earlier attempts ran (re-draws)
+    attempt: int | None = None
+    n_redraws: int = 0
+    #: the turn cap the run declared (0 = the harness cannot count turns) and whether turns_used exceeds it
+    max_turns: int | None = None
+    over_turns: bool = False
+    #: Protocol B: the isolation mode (bwrap | none), the extra --allow-path count, the preflight
+    #: warnings (None: no preflight recorded; skipped: --skip-preflight)
+    isolation: str | None = None
+    n_allow_paths: int = 0
+    preflight: str | None = None
+    preflight_warnings: int = 0
+
+    @property
+    def redrawn(self) -> bool:
+        return self.n_redraws > 0
+
+    @property
+    def no_isolation(self) -> bool:
+        return self.isolation == "none"
+
+    @property
+    def allow_paths(self) -> bool:
+        return self.n_allow_paths > 0
+
+    @property
+    def preflight_warned(self) -> bool:
+        return self.preflight_warnings > 0
 
     @property
     def multi_block(self) -> bool:
@@ -130,6 +159,9 @@ class Cell:
             "multi_block": self.multi_block, "t1_recall_ceiling": self.recall_ceiling,
             "frames_used": self.frames_used, "turns_used": self.turns_used, "audit_verdict": self.audit_verdict,
             "audit_flagged": self.audit_flagged, "answer_check": self.answer_check, "toolkit": self.toolkit,
+            "attempt": self.attempt, "n_redraws": self.n_redraws, "max_turns": self.max_turns,
+            "over_turns": self.over_turns, "isolation": self.isolation, "n_allow_paths": self.n_allow_paths,
+            "preflight": self.preflight, "preflight_warnings": self.preflight_warnings,
         }
         for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
             row[k] = rec.get(k) if self.status == STATUS_SCORED else None
@@ -240,6 +272,8 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         cell.warnings.append(cell.reason)
         return cell
     CV.read_run_caveats(cell, run, conditions_dir)
+    CV.read_run_conduct(cell, run)
+    read_attempts(cell, rec, cell_dir)
     if not st.finished:  # harness_error: never ran
         cell.reason = st.reason
         return cell
@@ -274,7 +308,14 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         cell.record = judge_mod.judge(gt, None, tolerance=tolerance)
         return cell
     if not (answer_path.is_file() or answer_path.is_symlink()):
-        cell.reason = "no answer.json"
+        # The run finished and says it left an answer: a vanished answer is not a missing cell (that would
+        # shrink the denominator), it is an integrity error naming the cell.
+        cell.status = STATUS_CORRUPT
+        cell.answer_check = "absent"
+        cell.reason = (f"INTEGRITY: answer.json is missing, its run record says the run left one (answer_state "
+                       f"{cell.answer_state or 'not recorded'}, stop_reason {cell.stop_reason}): the answer was "
+                       f"removed after the run; not scored")
+        cell.warnings.append(cell.reason)
         return cell
     data = read_answer(cell, answer_path, rec.answer_sha256)
     if cell.status == STATUS_CORRUPT:
@@ -282,6 +323,22 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         return cell
     judge_answer(judge_mod, cell, gt, data, tolerance)
     return cell
+
+
+def read_attempts(cell: Cell, rec: R.RunRecord, cell_dir: Path | None) -> None:
+    """The cell's attempt number and re-draws (earlier attempts that ran), from its run record; an
+    earlier attempt the record names but the cell folder no longer holds is warned about."""
+    att = rec.extras.get("attempt")
+    cell.attempt = att if isinstance(att, int) and not isinstance(att, bool) else None
+    cell.n_redraws = len(R.redraws_of(rec))
+    if cell_dir is None:
+        return
+    prev = rec.extras.get("previous_attempts")
+    gone = [str(p.get("attempt")) for p in prev if isinstance(p, dict)
+            and not (cell_dir / R.ATTEMPTS_DIR / str(p.get("attempt"))).is_dir()] if isinstance(prev, list) else []
+    if gone:
+        cell.warnings.append(f"attempt history incomplete: {R.ATTEMPTS_DIR}/{', '.join(gone)} named in run.json "
+                             f"but not in the cell folder")
 
 
 def mark_gt_corrupt(cell: Cell, why: str) -> None:
@@ -828,7 +885,8 @@ CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cell
               "unverified", "flagged_excluded", "corrupt", "zero_rows",
               "format_errors", "reward", "reward_ci_lo", "reward_ci_hi", "t1_f1", "t1_f1_ci_lo", "t1_f1_ci_hi",
               "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "t2_zero_filled", "t3_zero_filled",
-              "degraded", "truncated", "multi_block", "audit_flagged", "t1_recall_ceiling_mean", "reasoning_effort",
+              "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
+              "allow_paths", "preflight_warned", "t1_recall_ceiling_mean", "reasoning_effort",
               "in_overall", "table_diagnostic", "mixed"]
 
 
