@@ -37,10 +37,11 @@ from video_arena.progress import bar as progress_bar
 from video_arena.protocol_b import procs
 from video_arena.protocol_b.cell import (DEFAULT_LOG_CAP_MB, PLACEHOLDERS, RunConfig, TemplateError, fill_template,
                                          run_cell)
-from video_arena.protocol_b.isolation import MODE_BWRAP, IsolationError, make_isolation
+from video_arena.protocol_b.isolation import MODE_BWRAP, IsolationError, agent_command_problem, make_isolation
 from video_arena.protocol_b.preflight import run_preflight
 from video_arena.protocol_b.sandbox import (CELL_MARKER_ENV, SandboxError, agent_environment, ancestor_warnings,
                                             check_sandbox_root, forbidden_roots)
+from video_arena.protocol_b.spawn import first_word
 
 _EFFORT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}")
 
@@ -154,6 +155,21 @@ def main(argv: list[str] | None = None) -> int:
     if not cells:
         _err(f"no cases to run in {tasks_root} (games: {games or 'all'}); nothing done")
         return 0
+    if isolation.mode == MODE_BWRAP:  # the program and every host path the command names, as the agent sees them
+        fake = sandbox_base / "va-b-check" / "sandbox"
+        try:
+            probe_cmd = fill_template(a.agent_cmd, {"sandbox": str(fake), "prompt": str(fake / "prompt.txt"),
+                                                    "max_turns": str(a.max_turns),
+                                                    "reasoning_effort": a.reasoning_effort or ""})
+        except TemplateError:
+            probe_cmd = None
+        if probe_cmd is not None:
+            env, _ = agent_environment(cfg.base_env, forbidden, sandbox_base, "check")
+            problem = agent_command_problem(isolation, probe_cmd, first_word(probe_cmd), env, sandbox_base,
+                                            [*forbidden, out], fake)
+            if problem:
+                _err(f"{problem}; no cell was run")
+                return 2
     if a.skip_preflight:
         cfg.preflight = {"skipped": True}
     else:
