@@ -197,7 +197,7 @@ CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "mod
                "t3_zero_filled", "format_error", "degraded", "degradations", "truncated", "n_json_blocks",
                "multi_block", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",
                "condition_sha256", "grid", "transport", "run_tolerance_s", "instruction_current", "toolkit",
-               "attempt", "n_redraws", "max_turns", "over_turns", "isolation", "n_allow_paths", "preflight",
+               "run_attempt", "n_redraws", "max_turns", "over_turns", "isolation", "n_allow_paths", "preflight",
                "preflight_warnings", "warnings"]
 
 

@@ -95,8 +95,9 @@ class Cell:
     #: ok (the answer's SHA-256 equals the run record's), unrecorded (the record names none), oversize
     #: (over the judge's cap: not hashed, scores 0.0), n/a (no answer file is scored)
     answer_check: str | None = None
-    #: the attempt the cell folder holds (1 = first run) and how many earlier attempts ran (re-draws)
-    attempt: int | None = None
+    #: the run record's attempt number (1 = first run of the cell; not a Harbor trial's -k attempt) and how
+    #: many earlier attempts ran (re-draws)
+    run_attempt: int | None = None
     n_redraws: int = 0
     #: the turn cap the run declared (0 = the harness cannot count turns) and whether turns_used exceeds it
     max_turns: int | None = None
@@ -159,7 +160,7 @@ class Cell:
             "multi_block": self.multi_block, "t1_recall_ceiling": self.recall_ceiling,
             "frames_used": self.frames_used, "turns_used": self.turns_used, "audit_verdict": self.audit_verdict,
             "audit_flagged": self.audit_flagged, "answer_check": self.answer_check, "toolkit": self.toolkit,
-            "attempt": self.attempt, "n_redraws": self.n_redraws, "max_turns": self.max_turns,
+            "run_attempt": self.run_attempt, "n_redraws": self.n_redraws, "max_turns": self.max_turns,
             "over_turns": self.over_turns, "isolation": self.isolation, "n_allow_paths": self.n_allow_paths,
             "preflight": self.preflight, "preflight_warnings": self.preflight_warnings,
         }
@@ -329,7 +330,7 @@ def read_attempts(cell: Cell, rec: R.RunRecord, cell_dir: Path | None) -> None:
     """The cell's attempt number and re-draws (earlier attempts that ran), from its run record; an
     earlier attempt the record names but the cell folder no longer holds is warned about."""
     att = rec.extras.get("attempt")
-    cell.attempt = att if isinstance(att, int) and not isinstance(att, bool) else None
+    cell.run_attempt = att if isinstance(att, int) and not isinstance(att, bool) else None
     cell.n_redraws = len(R.redraws_of(rec))
     if cell_dir is None:
         return
