@@ -96,6 +96,16 @@ def cell_caveats(cell: S.Cell) -> list[str]:
         out.append(f"{cell.n_json_blocks} JSON blocks")
     if cell.audit_flagged:
         out.append(f"audit: {cell.audit_verdict}")
+    if cell.redrawn:
+        out.append(f"re-drawn (attempt {cell.run_attempt}, {cell.n_redraws} earlier that ran)")
+    if cell.over_turns:
+        out.append(f"{cell.turns_used} turns > cap {cell.max_turns}")
+    if cell.no_isolation:
+        out.append("not isolated")
+    if cell.allow_paths:
+        out.append(f"{cell.n_allow_paths} allowed path(s)")
+    if cell.preflight_warned:
+        out.append(f"{cell.preflight_warnings} preflight warning(s)")
     if cell.zero_rows and cell.status == S.STATUS_SCORED:
         out.append("0 rows")
     if cell.record and cell.record.get("format_error"):
