@@ -38,6 +38,7 @@ from typing import Any
 import jinja2
 
 from video_arena import paths
+from video_arena.core import results as R
 from video_arena.explore import cells as C
 from video_arena.explore import stills as ST
 from video_arena.scoring import caveats as CV
@@ -238,7 +239,7 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
     neutral: dict[str, float] = {}
     for si, s in enumerate(systems):
         for cell in s.cells():
-            if cell.status == S.STATUS_MISSING and not (s.results / cell.game / cell.case_id).is_dir() \
+            if cell.status == S.STATUS_MISSING and not R.cell_dir(s.results, cell.game, cell.case_id).is_dir() \
                     and not getattr(cell, "trial", ""):
                 continue  # never ran: listed on the game page, no case column
             files = C.cell_files(s, cell)
