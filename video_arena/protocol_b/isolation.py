@@ -193,25 +193,29 @@ _VISIBLE_SCRIPT = ('[ -z "$1" ] || command -v -- "$1" >/dev/null 2>&1 || echo no
                    'for p; do [ -e "$p" ] || printf "hidden\\t%s\\n" "$p"; done; exit 0')
 
 
-def _host_paths(words: list[str], skip_under: Path) -> list[str]:
-    """The words of a command (and the values of --opt=VALUE words) that name existing host paths."""
-    out = []
-    for w in words:
-        for cand in (w, w.split("=", 1)[1] if w.startswith("-") and "=" in w else ""):
-            if not cand.startswith(("/", "~")):
-                continue
-            p = os.path.expanduser(cand)
-            if os.path.lexists(p) and not _within(Path(os.path.abspath(p)), skip_under) and p not in out:
-                out.append(p)
-    return out
+def _script_of(words: list[str], program: str, skip_under: Path) -> list[str]:
+    """The script the program is given, when it is plainly a host file: the first word after the program
+    that is not an option (`python3 -u ~/agent.py ...`, `node /opt/a/cli.js ...`).  Only that one: the
+    other words are the agent's own arguments (a path there may be anything, even a copy of ground
+    truth an agent must not see, and is never suggested for --allow-path)."""
+    if not program or program not in words:
+        return []
+    for w in words[words.index(program) + 1:]:
+        if w.startswith("-"):
+            continue
+        if not w.startswith(("/", "~")):
+            return []
+        p = os.path.expanduser(w)
+        return [p] if os.path.isfile(p) and not _within(Path(os.path.abspath(p)), skip_under) else []
+    return []
 
 
 def agent_command_problem(iso: Isolation, command: str, program: str, env: dict[str, str],
                           sandbox_base: Path, forbidden: list[Path], fake_sandbox: Path) -> str | None:
-    """Before the first cell: None when the agent command's program and every host path it names are
-    visible inside the isolation, else one line saying what to allow or move (and why).  `command` is
-    the template filled with `fake_sandbox` for {sandbox}/{prompt}; `program` is its first word (""
-    when it cannot be read plainly: then only the paths are checked)."""
+    """Before the first cell: None when the agent command's program and the script it is given (see
+    `_script_of`) are visible inside the isolation, else one line saying what to allow or move (and
+    why).  `command` is the template filled with `fake_sandbox` for {sandbox}/{prompt}; `program` is its
+    first word ("" when it cannot be read plainly: then nothing is checked)."""
     import shlex
 
     if iso.mode != MODE_BWRAP:
@@ -220,7 +224,9 @@ def agent_command_problem(iso: Isolation, command: str, program: str, env: dict[
         words = shlex.split(command)
     except ValueError:
         return None
-    paths = _host_paths(words, fake_sandbox)
+    paths = _script_of(words, program, fake_sandbox)
+    if not program:
+        return None
     argv = [iso.bwrap, *iso.mount_args(), "--chdir", "/tmp", "--", "/bin/sh", "-c", _VISIBLE_SCRIPT, "sh",
             program, *paths]
     try:
