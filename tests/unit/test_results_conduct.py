@@ -219,3 +219,13 @@ def test_a_real_isolated_cell_records_what_the_columns_read(tasks, tmp_path):
     c = next(c for c in score_any(tmp_path / "res", tasks, progress=False, n_boot=0).cells() if c.status == "scored")
     assert (c.isolation, c.n_allow_paths, c.preflight) == ("bwrap", 1, "skipped")
     assert os.path.isdir(tmp_path / "res")
+
+
+def test_a_harbor_protocol_a_artifact_removed_after_the_run_is_an_integrity_error(tasks, tmp_path):
+    """A Protocol A trial's agent/run.json says it answered: a missing artifact is not a 0.0."""
+    job = tmp_path / "job_a"
+    shutil.copytree(FIX / "job_a", job)
+    trial = next(d for d in job.iterdir() if (d / "result.json").is_file())
+    (trial / "artifacts" / "app" / "answer.json").unlink()
+    rc, _, err = score_cli(job, tasks)
+    assert rc == 1 and f"chess/{CASES[0]}: INTEGRITY: trial {trial.name}: the answer artifact is missing" in err

@@ -195,7 +195,17 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
         cell.warnings.append(f"trial {trial.dir.name}: the verifier reported an error ({trial.judge_error}); "
                              f"re-judged here")
     answer = trial.answer_path
-    if not (answer.is_file() or answer.is_symlink()):
+    absent = not (answer.is_file() or answer.is_symlink())
+    if absent and agent_run is not None and agent_run.ran and agent_run.answer_state not in S.NO_ANSWER_STATES:
+        # The Protocol A agent's own record says it left an answer: a vanished artifact is an integrity
+        # error naming the trial, as in a native cell, not a 0.0
+        cell.status = S.STATUS_CORRUPT
+        cell.answer_check = "absent"
+        cell.reason = (f"INTEGRITY: trial {trial.dir.name}: the answer artifact is missing, the agent's run.json "
+                       f"says it left one (answer_state {agent_run.answer_state}); not scored")
+        cell.warnings.append(cell.reason)
+        return cell
+    if absent:
         cell.status = S.STATUS_SCORED
         cell.answer_state = "no_artifact"
         cell.answer_check = "n/a"
