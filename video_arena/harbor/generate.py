@@ -46,6 +46,7 @@ from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
 from video_arena.harbor import spec as S
 from video_arena.harbor.registry import check_base_image, is_pinned
+from video_arena.scoring.judge_loader import load_judge
 
 GENERATOR = "video-arena make-harbor"
 
@@ -68,19 +69,6 @@ def template_env() -> Environment:
                       keep_trailing_newline=True, autoescape=False)
     env.filters["tq"] = _tq
     return env
-
-
-def _load_judge():
-    try:
-        from video_arena.scoring.judge_loader import load_judge
-    except ImportError:  # the loader is optional: load the checkout's judge/judge.py directly
-        import importlib.util
-
-        spec_ = importlib.util.spec_from_file_location("video_arena_judge_gen", paths.judge_path())
-        module = importlib.util.module_from_spec(spec_)
-        spec_.loader.exec_module(module)  # type: ignore[union-attr]
-        return module
-    return load_judge()
 
 
 @dataclass
@@ -349,7 +337,7 @@ def generate(o: Options) -> Result:
     if not pairs:
         raise GenerateError(f"no cases to generate in {tasks_root}"
                             + (f" (games without cases: {', '.join(empty)})" if empty else ""))
-    judge_mod = _load_judge()
+    judge_mod = load_judge()
     judge_bytes = paths.judge_path().read_bytes()
     score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
     env = template_env()
