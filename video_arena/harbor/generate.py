@@ -47,6 +47,7 @@ from video_arena.core import iter_cases, list_games, load_cases, load_game, reso
 from video_arena.harbor import spec as S
 from video_arena.harbor.registry import check_base_image, is_pinned
 from video_arena.scoring.judge_loader import load_judge
+from video_arena.cli_args import comma_list
 
 GENERATOR = "video-arena make-harbor"
 
@@ -414,7 +415,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def options_from_args(a: argparse.Namespace) -> Options:
-    games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+    games = comma_list(a.games) if a.games else None
     host_media = a.host_media.expanduser() if a.host_media else None  # must be absolute (checked)
     return Options(out=a.out, protocol=a.protocol, net=a.net, media=a.media, base_image=a.base_image,
                    host_media=host_media, tasks_root=a.tasks_root, games=games, limit=a.limit,
