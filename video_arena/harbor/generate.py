@@ -26,7 +26,6 @@ tasks tree. An existing --out is replaced only with
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -40,7 +39,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from video_arena.digests import sha256_bytes
+from video_arena.digests import copy_sha256, sha256_bytes
 from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
@@ -108,13 +107,9 @@ def _write(path: Path, data: bytes | str, mode: int = 0o644) -> None:
 def _copy(src: Path, dst: Path) -> str:
     """Copy a file (bytes only, mode 0644) and return its SHA-256."""
     dst.parent.mkdir(parents=True, exist_ok=True)
-    h = hashlib.sha256()
-    with open(src, "rb") as fin, open(dst, "wb") as fout:
-        for chunk in iter(lambda: fin.read(1 << 20), b""):
-            h.update(chunk)
-            fout.write(chunk)
+    digest = copy_sha256(src, dst)
     os.chmod(dst, 0o644)
-    return h.hexdigest()
+    return digest
 
 
 def media_world_readable(path: Path) -> bool:

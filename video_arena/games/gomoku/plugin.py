@@ -10,7 +10,6 @@ deterministically).
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any, Iterator
 
 from PIL import Image, ImageFont
 
+from video_arena.digests import derived_int
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.gomoku import engine as E
 from video_arena.games.stone_board import StoneBoard, StoneStyle
@@ -44,7 +44,7 @@ FONT_PATH = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"  # Debian fonts-de
 
 
 def game_seed(seed: int, k: int) -> int:
-    return int.from_bytes(hashlib.sha256(f"gomoku/{seed}/{k}".encode()).digest()[:4], "big")
+    return derived_int(f"gomoku/{seed}/{k}")
 
 
 def make_record(gseed: int, a_is_black: bool) -> dict[str, Any]:
