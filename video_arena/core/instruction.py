@@ -1,4 +1,5 @@
-"""Render a game's single instruction file for one protocol (seed 000, "What is shared").
+"""Render a game's single instruction file for one protocol (docs/PROTOCOLS.md, "One
+instruction, two deliveries").
 
 Shared lines are kept byte for byte.  Delivery text is marked:
 

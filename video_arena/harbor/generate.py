@@ -5,7 +5,7 @@
     video-arena make-harbor --out harbor/va-local --net docker            # Docker hosts without egress control
     video-arena make-harbor --out harbor/va-cloud --media copy --base-image REGISTRY/video-arena/base@sha256:<64 hex>
 
-Each case becomes `<out>/<game>-<case_id>/` (seed 001, "A task folder"):
+Each case becomes `<out>/<game>-<case_id>/` (docs/HARBOR.md, "A task folder"):
 
     task.toml                  Harbor config: metadata, budget, image, network, artifacts
     instruction.md             B: the turn-1 prompt pointing at /app; A: instruction_for("video")
