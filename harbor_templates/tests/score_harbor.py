@@ -11,7 +11,7 @@ Writes, in --out-dir:
   reward.json   Harbor's reward: reward, t1_f1, t2_macro_acc, t3_macro_acc, always four finite
                 numbers (a tier the judge could not compute, a missing or unparseable answer: 0.0)
   judge.json    the judge's full record plus what Harbor does not keep: the answer's state
-                (wrote / never_wrote / missing / not_regular / unreadable, docs/PROTOCOLS.md "Answer states"),
+                (wrote / never_wrote / missing / not_regular / unreadable, seed 000 "Protocol B"),
                 its size and SHA-256, the case, and any verifier error
 
 The answer is read once, through the judge's bounded reader: opened without following a symlink
