@@ -45,10 +45,6 @@ MIX_DIMENSIONS = ("protocol", "model", "reasoning_effort", "condition_sha256", "
 COMPARE_DIMENSIONS = ("condition_sha256", "grid", "transport", "tolerance_s")
 
 
-class ReadTooLarge(OSError):
-    pass
-
-
 def read_bounded(path: Path, cap: int) -> tuple[bytes, int]:
     """(at most cap + 1 bytes of a regular file, its size).  The size is checked before reading, so a
     2 GB (sparse) file costs cap + 1 bytes of memory, never its size.  Raises OSError (a symlink or a
