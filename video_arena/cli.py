@@ -18,7 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "games": ("video_arena.games.cli:main", "list games, sync definitions, write docs/GAMES.md"),
     "make-harbor": ("video_arena.harbor.generate:main", "generate a Harbor dataset (Protocol A or B)"),
     "validate": ("video_arena.harbor.validate:main", "validate a generated Harbor dataset offline"),
-    "image": ("video_arena.harbor.image:main", "build the sandbox image (image build), push it to a registry (image push)"),
+    "image": ("video_arena.harbor.image_cli:main", "build the sandbox image (image build), push it to a registry (image push)"),
     "docker": ("video_arena.harbor.docker_host:main", "start/check the local Docker daemon and compose plugin"),
     "oracle-check": ("video_arena.harbor.oracle_check:main", "build image, generate both datasets, run oracle and nop"),
     "run-a": ("video_arena.protocol_a.runner:main", "Protocol A: one request per case against an OpenAI-compatible endpoint"),

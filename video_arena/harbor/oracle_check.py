@@ -34,6 +34,7 @@ from typing import Any
 from video_arena import paths, progress
 from video_arena.core import results as R
 from video_arena.harbor import spec as S
+from video_arena.cli_args import comma_list
 
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 EXPECTED = {"oracle": 1.0, "nop": 0.0}
@@ -276,11 +277,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bars (also: VA_NO_PROGRESS=1)")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
-    protocols = [p.strip().upper() for p in a.protocols.split(",") if p.strip()]
+    protocols = [p.upper() for p in comma_list(a.protocols)]
     if not protocols or any(p not in S.PROTOCOLS for p in protocols):
         print(f"oracle-check: --protocols must be A, B or A,B, not {a.protocols!r}", file=sys.stderr)
         return 2
-    agents = tuple(x.strip() for x in a.agents.split(",") if x.strip())
+    agents = tuple(comma_list(a.agents))
     if not agents or any(x not in EXPECTED for x in agents) or len(set(agents)) != len(agents):
         print(f"oracle-check: --agents must be oracle, nop or oracle,nop, not {a.agents!r}", file=sys.stderr)
         return 2
@@ -304,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     media_root = paths.media_root(tasks_root)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     work = (a.work or paths.REPO_ROOT / ".cache" / "oracle-check" / stamp).resolve()
-    games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+    games = comma_list(a.games) if a.games else None
     datasets: dict[str, Path] = {}
     for protocol in protocols:
         out = work / f"dataset-{protocol.lower()}"

@@ -32,6 +32,7 @@ from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
 from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
 from video_arena.protocol_a.engine import RequestOptions
+from video_arena.cli_args import comma_list
 
 CACHE_ENV = "VA_CACHE_DIR"
 
@@ -112,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.workers < 1:
         print("error: --workers must be >= 1", file=sys.stderr)
         return 2
-    games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+    games = comma_list(a.games) if a.games else None
     try:
         cells = list(iter_cases(a.tasks_root, games, a.limit))
     except (LookupError, ValueError, OSError) as exc:

@@ -31,6 +31,7 @@ import threading
 from pathlib import Path
 
 from video_arena import paths
+from video_arena.cli_args import comma_list
 from video_arena.core import results as R
 from video_arena.core.tasks import iter_cases
 from video_arena.progress import bar as progress_bar
@@ -118,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         media_root = paths.media_root(tasks_root, a.media_root)
         forbidden = forbidden_roots(tasks_root, media_root)
         sandbox_base = check_sandbox_root(a.sandbox_root, forbidden)
-        games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+        games = comma_list(a.games) if a.games else None
         cells = [(g, c["case_id"]) for g, c in iter_cases(tasks_root, games, a.limit)]
     except (SandboxError, FileNotFoundError, LookupError, ValueError) as exc:
         _err(str(exc))

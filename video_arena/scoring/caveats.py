@@ -43,10 +43,6 @@ MIX_DIMENSIONS = ("protocol", "model", "reasoning_effort", "condition_sha256", "
 COMPARE_DIMENSIONS = ("condition_sha256", "grid", "transport", "tolerance_s")
 
 
-class ReadTooLarge(OSError):
-    pass
-
-
 # --------------------------------------------------------------------------------------------------
 # one run record
 # --------------------------------------------------------------------------------------------------
