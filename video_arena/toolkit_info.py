@@ -1,8 +1,8 @@
 """What produced a run: the toolkit and judge versions and the checkout's git commit and dirty flag.
 
 Every run record (Protocol A and B, native and Harbor) carries `toolkit_provenance()` under the key
-`toolkit`, so a number in a paper can be traced to the code that made it (seed 000, "Reporting a
-comparable number"; lmms-eval and inspect_ai record the same).  A checkout without git, or a copy
+`toolkit`, so a number in a paper can be traced to the code that made it (docs/PROTOCOLS.md,
+"Results and run.json"; lmms-eval and inspect_ai record the same).  A checkout without git, or a copy
 outside one, records `git_commit: null` and `git_dirty: null`: unknown is never written as clean.
 """
 from __future__ import annotations

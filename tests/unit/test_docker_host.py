@@ -17,6 +17,7 @@ import pytest
 
 from video_arena.harbor import docker_host as D
 from video_arena.harbor import image as I
+from video_arena.harbor import image_cli
 
 SLEEP, TOUCH = shutil.which("sleep"), shutil.which("touch")  # resolved before PATH is faked
 SEED_MODULES = {"numpy", "scipy", "pandas", "pillow", "opencv-python-headless", "scikit-image", "imageio",
@@ -86,7 +87,7 @@ def test_docker_cli_rejects_unknown_action_and_bad_timeout(capsys):
 def test_the_cli_table_routes_docker_and_image():
     from video_arena import cli
     assert cli.COMMANDS["docker"][0] == "video_arena.harbor.docker_host:main"
-    assert cli.COMMANDS["image"][0] == "video_arena.harbor.image:main"
+    assert cli.COMMANDS["image"][0] == "video_arena.harbor.image_cli:main"
 
 
 def test_not_run_marker_is_the_line_ci_greps_for():
@@ -269,12 +270,12 @@ def test_ca_bundle_errors_are_clear(tmp_path):
 
 def test_image_build_refuses_a_bad_ca_bundle_before_touching_docker(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(I, "require_daemon", lambda **_: pytest.fail("Docker must not be asked"))
-    assert I.main(["build", "--ca-bundle", str(tmp_path / "nope.pem")]) == 1
+    assert image_cli.main(["build", "--ca-bundle", str(tmp_path / "nope.pem")]) == 1
     assert "video-arena image: error: --ca-bundle" in capsys.readouterr().err
 
 
 def test_image_build_reports_docker_down(fake_bin, capsys):
-    assert I.main(["build"]) == 1
+    assert image_cli.main(["build"]) == 1
     err = capsys.readouterr().err
     assert "Docker is not usable" in err and "docker CLI not found" in err
 

@@ -15,7 +15,7 @@ from video_arena.scoring.judge_loader import load_judge
 
 GAMES = game_names()
 MARKER = re.compile(r"<!--|-->|A-ONLY|B-ONLY|\{\{|\}\}|\{%|%\}")
-# seed 000, "Why never upscale"; CS2 and DOTA 2 render at 1920x1080 (docs/GAMES.md)
+# docs/PROTOCOLS.md, "The sampling grid" (never upscaled); CS2 and DOTA 2 render at 1920x1080 (docs/GAMES.md)
 RENDER_SIZES = {"chess": (548, 548), "go": (612, 612), "gomoku": (504, 504), "sc2": (1536, 1536),
                 "doudizhu": (1280, 720), "gfootball": (1280, 720), "badminton": (1280, 720),
                 "cs2": (1920, 1080), "dota2": (1920, 1080)}

@@ -1,4 +1,4 @@
-"""make-harbor: the task folders it writes (seed 001, "A task folder"), its modes and its safety.
+"""make-harbor: the task folders it writes (docs/HARBOR.md, "A task folder"), its modes and its safety.
 
 Runs against the tiny tasks tree in tests/fixtures/harbor_tree (one game, two hand-made cases).
 """

@@ -14,6 +14,7 @@ import pytest
 from video_arena.harbor import docker_host
 from video_arena.harbor import generate as G
 from video_arena.harbor import image as I
+from video_arena.harbor import image_cli
 from video_arena.harbor import registry as R
 from video_arena.harbor import spec as S
 from video_arena.harbor import validate as V
@@ -131,7 +132,7 @@ def fake_docker(tmp_path, monkeypatch):
 
 
 def push(capsys, *args):
-    rc = I.main(["push", *args])
+    rc = image_cli.main(["push", *args])
     out, err = capsys.readouterr()
     return rc, out, err
 

@@ -425,3 +425,84 @@ def test_a_folder_that_cannot_be_resolved_leaves_harbor_as_it_was(tmp_path):
     rep = V.Validator(TREE, False).check(loop)
     assert not rep.ok
     assert TaskFileFilter.is_excluded is before
+
+
+# -- Harbor's private internals: on only with the tested Harbor, Harbor's own code path otherwise --------
+
+def test_the_installed_harbor_is_the_one_the_speedups_were_tested_with():
+    from video_arena.harbor import harbor_internals as HI
+
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert f'"harbor=={HI.TESTED_HARBOR}"' in pyproject
+    assert HI.installed_version() == HI.TESTED_HARBOR and HI.speedups_available()
+
+
+def _two_bad_tasks(datasets, tmp_path) -> Path:
+    """A copy of the B mount dataset: one task with a writable video mount (compose lint), one with a
+    .harborignore that hides test.sh (Harbor's path filter)."""
+    ds = tmp_path / "internals"
+    shutil.copytree(datasets["b_mount"], ds)
+    c = ds / "chess-Gm4pR9zT" / "environment" / "docker-compose.yaml"
+    c.write_text(c.read_text().replace("read_only: true", "read_only: false", 1))
+    _hostile_filter_layouts(ds / "chess-Fx7kQ2aB")["ignore_test_sh"]()
+    return ds
+
+
+def _verdicts(reports) -> list:
+    return [(r.path.name, r.ok, r.problems, sorted(set(r.notes))) for r in reports]
+
+
+def test_harbor_internals_are_used_with_the_tested_harbor(datasets, tmp_path):
+    from harbor.lint import compose as HC
+    from harbor.models.task.file_filter import TaskFileFilter
+
+    from video_arena.harbor import harbor_internals as HI
+
+    ds = _two_bad_tasks(datasets, tmp_path)
+    before = (TaskFileFilter.__dict__["is_excluded"], HC._load_compose)
+    with HI.memoised_filters(ds / "chess-Fx7kQ2aB"):
+        assert TaskFileFilter.__dict__["is_excluded"].__wrapped__ is before[0]
+    batch = HI.ComposeBatch()
+    with batch.installed():
+        assert HC._load_compose is not before[1]
+    assert (TaskFileFilter.__dict__["is_excluded"], HC._load_compose) == before
+    if HAS_COMPOSE:
+        v = V.Validator(TREE, True)
+        v.check_dataset(ds, jobs=1, progress=False)
+        assert v.compose_runs == 1
+
+
+def test_another_harbor_version_runs_harbors_own_code_with_the_same_verdicts(datasets, tmp_path, monkeypatch):
+    """With any Harbor but the tested one, nothing of Harbor's is replaced (checked while each task is
+    validated) and the verdicts are those of the speed-ups with the tested version."""
+    from harbor.lint import compose as HC
+    from harbor.models.task.file_filter import TaskFileFilter
+    from harbor.models.task.paths import TaskPaths
+
+    from video_arena.harbor import harbor_internals as HI
+
+    ds = _two_bad_tasks(datasets, tmp_path)
+    fast = V.Validator(TREE, HAS_COMPOSE)
+    fast_reports, fast_dataset = fast.check_dataset(ds, jobs=1, progress=False)
+    assert [r.ok for r in fast_reports] == [False, False]
+
+    originals = (HC._load_compose, TaskFileFilter.__dict__["is_excluded"], TaskFileFilter.__dict__["ignore_rules"],
+                 TaskPaths.__dict__["validate_input_tree"])
+    checked = []
+    real_check = V.Validator._check
+
+    def watched(self, d, rep):
+        checked.append(d.name)
+        assert (HC._load_compose, TaskFileFilter.__dict__["is_excluded"], TaskFileFilter.__dict__["ignore_rules"],
+                TaskPaths.__dict__["validate_input_tree"]) == originals
+        return real_check(self, d, rep)
+
+    for other in ("0.27.0", "0.25.1", None):
+        monkeypatch.setattr(HI, "installed_version", lambda other=other: other)
+        monkeypatch.setattr(V.Validator, "_check", watched)
+        assert not HI.speedups_available()
+        slow = V.Validator(TREE, HAS_COMPOSE)
+        reports, dataset_problems = slow.check_dataset(ds, jobs=1, progress=False)
+        assert slow.compose_runs == 0
+        assert (_verdicts(reports), dataset_problems) == (_verdicts(fast_reports), fast_dataset)
+    assert checked == ["chess-Fx7kQ2aB", "chess-Gm4pR9zT"] * 3

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from video_arena import paths
-from video_arena.protocol_b import runner
+from video_arena.protocol_b import runner, spawn
 from video_arena.protocol_b.isolation import (IsolationError, check_allowed, make_isolation,
                                               namespaces_available, parse_allow)
 
@@ -76,11 +76,11 @@ def test_without_bwrap_run_b_refuses_unless_no_isolation(tmp_path: Path, monkeyp
 
 
 def test_first_word() -> None:
-    assert runner.first_word("/usr/bin/agent --x 1") == "/usr/bin/agent"
-    assert runner.first_word("FOO=1 BAR='a b' agent run") == "agent"
-    assert runner.first_word("cd /x && agent") == "cd"
-    assert runner.first_word("(agent)") == "" and runner.first_word("if true; then a; fi") == ""
-    assert runner.first_word("'unclosed") == ""
+    assert spawn.first_word("/usr/bin/agent --x 1") == "/usr/bin/agent"
+    assert spawn.first_word("FOO=1 BAR='a b' agent run") == "agent"
+    assert spawn.first_word("cd /x && agent") == "cd"
+    assert spawn.first_word("(agent)") == "" and spawn.first_word("if true; then a; fi") == ""
+    assert spawn.first_word("'unclosed") == ""
 
 
 # -- the cell's record --------------------------------------------------------------------------
@@ -130,12 +130,35 @@ def test_shell_failing_inside_the_command_after_start_is_scored(tmp_path: Path) 
 
 
 @needs_bwrap
-def test_agent_outside_the_allow_list_is_not_found_inside_the_isolation(tmp_path: Path) -> None:
-    """The repository (and its venv) do not exist for an isolated agent: harness_error with the hint."""
+def test_agent_outside_the_allow_list_is_not_found_inside_the_isolation(tmp_path: Path, capsys) -> None:
+    """The repository (and its venv) do not exist for an isolated agent: run-b says so before the first
+    cell, in one line, and runs none (it used to fail every cell as harness_error, one at a time)."""
     rc, out = run_b(tmp_path, f"{shlex.quote(str(AGENTS / 'writer.py'))} {{prompt}}")
-    rec = record(out)
-    assert rc == 1 and rec["stop_reason"] == "harness_error" and "--allow-path" in rec["error"]
-    assert rec["isolation"]["mode"] == "bwrap"
+    err = capsys.readouterr().err
+    assert rc == 2 and not (out / "toy").exists()
+    line = next(ln for ln in err.splitlines() if "cannot run inside the isolation" in ln)
+    assert "writer.py" in line and "may never see: move it" in line and line.endswith("no cell was run")
+
+
+@needs_bwrap
+@pytest.mark.parametrize("where", ["home", "sandbox_root"])
+def test_agent_command_check_says_what_to_allow_or_move(tmp_path: Path, capsys, where: str) -> None:
+    """A script outside the repository: allow it (its path named), or, under the sandbox root, move it
+    (that root can never be allowed: other cells' sandboxes are made there)."""
+    base = tmp_path / ("sb" if where == "sandbox_root" else "home")
+    base.mkdir()
+    script = base / "agent.py"
+    script.write_text("print('hi')\n")
+    rc, out = run_b(tmp_path, f"python3 {shlex.quote(str(script))} {{prompt}}")
+    err = capsys.readouterr().err
+    line = next(ln for ln in err.splitlines() if "cannot run inside the isolation" in ln)
+    assert rc == 2 and not (out / "toy").exists()
+    if where == "home":
+        assert f"allow it with --allow-path {script.resolve()}:ro" in line
+        rc, out = run_b(tmp_path, f"python3 {shlex.quote(str(script))} {{prompt}}", "--allow-path", str(script))
+        assert rc == 0 and record(out)["stop_reason"] == "completed"
+    else:
+        assert "is under the sandbox root" in line and "cannot be allowed" in line and "move it" in line
 
 
 @needs_bwrap

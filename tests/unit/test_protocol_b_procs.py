@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from video_arena.protocol_b import procs
-from video_arena.protocol_b.runner import SHEPHERD_SOURCE
+from video_arena.protocol_b.spawn import SHEPHERD_SOURCE
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 

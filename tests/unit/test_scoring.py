@@ -98,12 +98,12 @@ def test_no_answer_states_score_zero_even_without_answer_file(tree):
     c = ids["chess"]
     cell(res, "chess", c[0], None, protocol="A", answer_state="no_answer")
     cell(res, "chess", c[1], None, answer_state="deleted")
-    cell(res, "chess", c[2], None, answer_state="wrote")       # claims an answer, has none: missing
+    cell(res, "chess", c[2], None, answer_state="wrote")       # claims an answer, has none: an integrity error
     cell(res, "chess", c[3], oracle(), answer_state="never_wrote")  # the state decides, not stray bytes
     g = score(res, tasks).games["chess"]
     by = {cl.case_id: cl for cl in g.cells}
     assert by[c[0]].status == by[c[1]].status == by[c[3]].status == "scored"
-    assert by[c[2]].status == "missing" and "no answer.json" in by[c[2]].reason
+    assert by[c[2]].status == "corrupt" and by[c[2]].reason.startswith("INTEGRITY: answer.json is missing")
     assert g.counts["zero_rows"] == 3 and g.means["reward"] == 0.0
     assert g.n["t2_macro_acc"] == 0 and g.means["t2_macro_acc"] is None
 

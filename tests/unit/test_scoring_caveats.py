@@ -63,7 +63,8 @@ def caveat_line(out: str, game: str) -> list[str]:
     raise AssertionError(f"no caveat line for {game} in\n{block}")
 
 
-CAVEAT_COL = {"scored": 1, "0-row": 2, "degraded": 3, "truncated": 4, "multi_block": 5, "audit": 6, "ceiling": 7}
+CAVEAT_COL = {"scored": 1, "0-row": 2, "degraded": 3, "truncated": 4, "multi_block": 5, "audit": 6, "redrawn": 7,
+              "over_turns": 8, "no_isolation": 9, "allow_paths": 10, "preflight": 11, "ceiling": 12}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena.core import results as R
 from video_arena.progress import bar as progress_bar
 from video_arena.baselines import chance_agent
 
@@ -103,13 +104,12 @@ def inputs_digest(tasks_root: Path, games: list[str], limit: int | None) -> str:
 
 def write_cell(out: Path, game: str, case_id: str, answer: dict, protocol: str, model: str,
                extra: dict | None = None) -> None:
-    d = out / game / case_id
+    d = R.cell_dir(out, game, case_id)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "answer.json").write_text(json.dumps(answer), encoding="utf-8")
-    run = {"protocol": protocol, "model": model, "game": game, "case_id": case_id, "stop_reason": "completed",
-           "answer_state": "answered" if protocol == "A" else "wrote", "n_rows": len(answer["events"]),
-           **(extra or {})}
-    (d / "run.json").write_text(json.dumps(run, indent=1), encoding="utf-8")
+    R.write_answer(d, answer)
+    R.write_run(d, R.RunRecord(protocol=protocol, model=model, game=game, case_id=case_id, stop_reason="completed",
+                               answer_state="answered" if protocol == "A" else "wrote",
+                               n_rows=len(answer["events"]), extras=dict(extra or {})))
 
 
 def grid_ceiling_answer(gt: dict, grid_ts: list[float], tolerance: float) -> dict:
@@ -390,10 +390,8 @@ def perception_findings(score, games: list[str], results: Path, tasks_root: Path
             if r["n_matched"] == r["n_gt"] == r["n_pred"]:
                 continue
             gt = J.load_gt(tasks_root / g / "gt" / f"{c.case_id}.json")["events"]
-            try:
-                pred = json.loads((results / g / c.case_id / "answer.json").read_text())["events"]
-            except (OSError, ValueError, KeyError, TypeError):
-                pred = []
+            doc = R.read_json_object(R.cell_dir(results, g, c.case_id) / R.ANSWER_FILE)[0]
+            pred = doc.get("events") if doc is not None and isinstance(doc.get("events"), list) else []
             mp, mg = {int(p) for p, _ in r["matches"]}, {int(q) for _, q in r["matches"]}
             show = lambda e: f"{float(e.get('t', 0)):g} s {e.get('type')} {e.get('actor')} {e.get('where')}"  # noqa: E731
             missed = [show(e) for i, e in enumerate(gt) if i not in mg]
@@ -509,11 +507,11 @@ def draw_pictures(results: Path, tasks_root: Path, games: list[str], pics: Path,
         if not ids:
             continue
         cid = ids[0]
-        ans = results / g / cid / "answer.json"
-        if not ans.is_file():
+        try:
+            data = R.read_bounded(R.cell_dir(results, g, cid) / R.ANSWER_FILE, J.MAX_ANSWER_BYTES)[0]
+        except OSError:
             continue
         gt = J.load_gt(tasks_root / g / "gt" / f"{cid}.json")
-        data = ans.read_bytes()
         rec = J.judge(gt, data)
         png = pics / f"perception-{g}.png"
         draw_timeline(gt, data, rec, png, title=f"perception agent: {g}/{cid}")

@@ -41,6 +41,7 @@ from video_arena.media.encode import encode_mp4, encoder_info, picture_size
 from video_arena.media.pacing import Schedule, schedule_from_times
 from video_arena.core.tasks import CASE_ID_RE
 from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED, GamePlugin, game_names, load_plugin
+from video_arena.cli_args import comma_list
 
 GT_FORMAT = "video-arena-gt/1"
 MANIFEST_FORMAT = "video-arena-cases-manifest/1"
@@ -585,11 +586,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--jobs must be >= 1")
     jobs = a.jobs or default_jobs()
     available = plugin_games()
-    games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else available
+    games = comma_list(a.games) if a.games else available
     unknown = [g for g in games if g not in available]
     if unknown:
         ap.error(f"no built-in cases for {unknown}; games with a plugin: {', '.join(available) or 'none'}")
-    only = {c.strip() for c in a.case_ids.split(",") if c.strip()} if a.case_ids else None
+    only = set(comma_list(a.case_ids)) if a.case_ids else None
     if only:
         bad = [c for c in only if not CASE_ID_RE.match(c)]
         if bad:

@@ -1,4 +1,4 @@
-"""Find the answer object in a model's reply (seed 000, "Answer extraction").
+"""Find the answer object in a model's reply (docs/PROTOCOLS.md, "The request": answer extraction).
 
 Every top-level JSON object in the reply, fenced or bare, that carries the answer root key with a
 list is a candidate.  The one with the most rows wins; ties go to the one appearing last.  The

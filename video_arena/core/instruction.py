@@ -1,4 +1,5 @@
-"""Render a game's single instruction file for one protocol (seed 000, "What is shared").
+"""Render a game's single instruction file for one protocol (docs/PROTOCOLS.md, "One
+instruction, two deliveries").
 
 Shared lines are kept byte for byte.  Delivery text is marked:
 
@@ -12,10 +13,11 @@ delivery text (or a raw comment) to a model is worse than not sending anything.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from os import PathLike
 from pathlib import Path
+
+from video_arena.digests import sha256_text
 
 PROTOCOL_ALIASES = {"video": "A", "a": "A", "agentic": "B", "b": "B"}
 
@@ -109,4 +111,4 @@ def instruction_for(protocol: str, path: str | PathLike) -> str:
 
 def text_digest(text: str) -> str:
     """SHA-256 of the UTF-8 bytes of a delivered text: the run records' instruction digest."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(text)

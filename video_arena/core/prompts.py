@@ -1,4 +1,4 @@
-"""The Protocol A prompt (seed 000, "Protocol A"): the A-rendered instruction, the frame timestamps
+"""The Protocol A prompt (docs/PROTOCOLS.md, "The request"): the A-rendered instruction, the frame timestamps
 as an explicit `video_ts` array, and the single-reply tail."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tasks tree: games, their definitions and cases, and `resolve()` (seed 000, DESIGN "Layout").
+"""The tasks tree: games, their definitions and cases, and `resolve()` (docs/ARCHITECTURE.md, the layout and the ground truth contract).
 
     tasks/<game>/game.toml            definition: sides, vocabulary, V_t, band, coordinates, render size
     tasks/<game>/instruction.md       one text, delivery lines marked A-ONLY / B-ONLY

@@ -7,15 +7,14 @@ host paths, keys and environments from anything written into the site.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from video_arena.protocol_b.runner import redact
-from video_arena.scoring import caveats as CV
+from video_arena.core import results as R
+from video_arena.protocol_b.cell import redact
 from video_arena.scoring import scorer as S
 
 #: The most of any text file the site shows (a log's tail, a reply's head).
@@ -48,19 +47,20 @@ class CellFiles:
 def cell_files(system: S.SystemScore, cell: S.Cell) -> CellFiles:
     trial = getattr(cell, "trial", "")
     if system.harbor is not None and trial:
-        d = system.results / trial
-        agent = d / "agent"
+        t = R.Trial(dir=system.results / trial, result=None, config=None)
+        d, agent = t.dir, t.agent_dir
         logs = [p for p in (d / "verifier" / "test-stdout.txt", d / "exception.txt") if p.is_file()]
         if agent.is_dir():
             logs = sorted(p for p in agent.rglob("*") if p.is_file() and p.suffix in (".txt", ".log")
                           and p.name not in ("reply.txt", "prompt.txt", "reasoning.txt")) + logs
-        return CellFiles(dir=d, answer=d / "artifacts" / "app" / "answer.json",
-                         run=agent / "run.json" if (agent / "run.json").is_file() else None,
-                         harbor_result=d / "result.json", reply=_opt(agent / "reply.txt"),
+        return CellFiles(dir=d, answer=t.answer_path,
+                         run=agent / R.RUN_FILE if (agent / R.RUN_FILE).is_file() else None,
+                         harbor_result=t.result_path, reply=_opt(agent / "reply.txt"),
                          prompt=_opt(agent / "prompt.txt"), receipt=_opt(agent / "receipt.json"),
                          frames_dir=agent / "frames" if (agent / "frames").is_dir() else None, logs=logs[:8])
-    d = system.results / cell.game / cell.case_id
-    run = read_json(d / "run.json") or {}
+    d = R.cell_dir(system.results, cell.game, cell.case_id)
+    rec = R.read_run(d)[0]
+    run = rec.as_read() if rec is not None else {}
     logs: list[Path] = []
     declared = run.get("logs") if isinstance(run.get("logs"), dict) else {}
     for rel in declared.values():
@@ -69,7 +69,7 @@ def cell_files(system: S.SystemScore, cell: S.Cell) -> CellFiles:
             logs.append(p)
     if not logs and (d / "logs").is_dir():
         logs = sorted(p for p in (d / "logs").iterdir() if p.is_file())
-    return CellFiles(dir=d, answer=d / "answer.json", run=_opt(d / "run.json"), reply=_opt(d / "reply.txt"),
+    return CellFiles(dir=d, answer=d / R.ANSWER_FILE, run=_opt(d / R.RUN_FILE), reply=_opt(d / "reply.txt"),
                      prompt=_opt(d / "prompt.txt"), receipt=_opt(d / "receipt.json"), logs=logs)
 
 
@@ -87,7 +87,7 @@ def _inside(base: Path, rel: Any) -> Path | None:
 
 def read_json(path: Path | None) -> dict[str, Any] | None:
     """A JSON object read with the scorer's bound; None when absent or not one."""
-    return None if path is None else CV.read_json_object(path)[0]
+    return None if path is None else R.read_json_object(path)[0]
 
 
 def read_bounded(path: Path | None, cap: int) -> bytes | None:
@@ -95,7 +95,7 @@ def read_bounded(path: Path | None, cap: int) -> bytes | None:
     if path is None:
         return None
     try:
-        return CV.read_bounded(path, cap)[0]
+        return R.read_bounded(path, cap)[0]
     except OSError:
         return None
 

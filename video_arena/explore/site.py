@@ -38,6 +38,7 @@ from typing import Any
 import jinja2
 
 from video_arena import paths
+from video_arena.core import results as R
 from video_arena.explore import cells as C
 from video_arena.explore import stills as ST
 from video_arena.scoring import caveats as CV
@@ -96,6 +97,16 @@ def cell_caveats(cell: S.Cell) -> list[str]:
         out.append(f"{cell.n_json_blocks} JSON blocks")
     if cell.audit_flagged:
         out.append(f"audit: {cell.audit_verdict}")
+    if cell.redrawn:
+        out.append(f"re-drawn (attempt {cell.run_attempt}, {cell.n_redraws} earlier that ran)")
+    if cell.over_turns:
+        out.append(f"{cell.turns_used} turns > cap {cell.max_turns}")
+    if cell.no_isolation:
+        out.append("not isolated")
+    if cell.allow_paths:
+        out.append(f"{cell.n_allow_paths} allowed path(s)")
+    if cell.preflight_warned:
+        out.append(f"{cell.preflight_warnings} preflight warning(s)")
     if cell.zero_rows and cell.status == S.STATUS_SCORED:
         out.append("0 rows")
     if cell.record and cell.record.get("format_error"):
@@ -228,7 +239,7 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
     neutral: dict[str, float] = {}
     for si, s in enumerate(systems):
         for cell in s.cells():
-            if cell.status == S.STATUS_MISSING and not (s.results / cell.game / cell.case_id).is_dir() \
+            if cell.status == S.STATUS_MISSING and not R.cell_dir(s.results, cell.game, cell.case_id).is_dir() \
                     and not getattr(cell, "trial", ""):
                 continue  # never ran: listed on the game page, no case column
             files = C.cell_files(s, cell)

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from video_arena.digests import sha256_file
+from video_arena.harbor.subproc import last_line as _last_line
+from video_arena.harbor.subproc import run as _run
 from video_arena.paths import REPO_ROOT
 
 NOT_RUN_MARKER = "DOCKER E2E NOT RUN"
@@ -60,21 +62,6 @@ class DockerStatus:
 
 
 # --- small helpers ------------------------------------------------------------------------------
-
-def _run(cmd: list[str], timeout: float = 30.0) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as exc:
-        return subprocess.CompletedProcess(cmd, 124, stdout="", stderr=f"timed out after {exc.timeout:.0f}s")
-    except OSError as exc:
-        return subprocess.CompletedProcess(cmd, 127, stdout="", stderr=str(exc))
-
-
-def _last_line(text: str) -> str:
-    text = (text or "").strip()
-    return text.splitlines()[-1].strip() if text else ""
-
 
 def docker_cli() -> str | None:
     return shutil.which("docker")

@@ -5,7 +5,7 @@
     video-arena make-harbor --out harbor/va-local --net docker            # Docker hosts without egress control
     video-arena make-harbor --out harbor/va-cloud --media copy --base-image REGISTRY/video-arena/base@sha256:<64 hex>
 
-Each case becomes `<out>/<game>-<case_id>/` (seed 001, "A task folder"):
+Each case becomes `<out>/<game>-<case_id>/` (docs/HARBOR.md, "A task folder"):
 
     task.toml                  Harbor config: metadata, budget, image, network, artifacts
     instruction.md             B: the turn-1 prompt pointing at /app; A: instruction_for("video")
@@ -26,7 +26,6 @@ tasks tree. An existing --out is replaced only with
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -40,12 +39,14 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from video_arena.digests import sha256_bytes
+from video_arena.digests import copy_sha256, sha256_bytes
 from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
 from video_arena.harbor import spec as S
 from video_arena.harbor.registry import check_base_image, is_pinned
+from video_arena.scoring.judge_loader import load_judge
+from video_arena.cli_args import comma_list
 
 GENERATOR = "video-arena make-harbor"
 
@@ -68,19 +69,6 @@ def template_env() -> Environment:
                       keep_trailing_newline=True, autoescape=False)
     env.filters["tq"] = _tq
     return env
-
-
-def _load_judge():
-    try:
-        from video_arena.scoring.judge_loader import load_judge
-    except ImportError:  # the loader is optional: load the checkout's judge/judge.py directly
-        import importlib.util
-
-        spec_ = importlib.util.spec_from_file_location("video_arena_judge_gen", paths.judge_path())
-        module = importlib.util.module_from_spec(spec_)
-        spec_.loader.exec_module(module)  # type: ignore[union-attr]
-        return module
-    return load_judge()
 
 
 @dataclass
@@ -119,13 +107,9 @@ def _write(path: Path, data: bytes | str, mode: int = 0o644) -> None:
 def _copy(src: Path, dst: Path) -> str:
     """Copy a file (bytes only, mode 0644) and return its SHA-256."""
     dst.parent.mkdir(parents=True, exist_ok=True)
-    h = hashlib.sha256()
-    with open(src, "rb") as fin, open(dst, "wb") as fout:
-        for chunk in iter(lambda: fin.read(1 << 20), b""):
-            h.update(chunk)
-            fout.write(chunk)
+    digest = copy_sha256(src, dst)
     os.chmod(dst, 0o644)
-    return h.hexdigest()
+    return digest
 
 
 def media_world_readable(path: Path) -> bool:
@@ -349,7 +333,7 @@ def generate(o: Options) -> Result:
     if not pairs:
         raise GenerateError(f"no cases to generate in {tasks_root}"
                             + (f" (games without cases: {', '.join(empty)})" if empty else ""))
-    judge_mod = _load_judge()
+    judge_mod = load_judge()
     judge_bytes = paths.judge_path().read_bytes()
     score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
     env = template_env()
@@ -426,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def options_from_args(a: argparse.Namespace) -> Options:
-    games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+    games = comma_list(a.games) if a.games else None
     host_media = a.host_media.expanduser() if a.host_media else None  # must be absolute (checked)
     return Options(out=a.out, protocol=a.protocol, net=a.net, media=a.media, base_image=a.base_image,
                    host_media=host_media, tasks_root=a.tasks_root, games=games, limit=a.limit,

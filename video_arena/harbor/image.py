@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from video_arena.harbor import docker_host
+from video_arena.harbor.subproc import last_line as _last_line
+from video_arena.harbor.subproc import run as _run
 from video_arena.paths import REPO_ROOT
 
 DEFAULT_TAG = "video-arena/base:latest"
@@ -72,21 +74,6 @@ def _docker() -> str:
     if not cli:
         raise ImageBuildError("docker CLI not found on PATH (install docker.io: run scripts/setup.sh)")
     return cli
-
-
-def _run(cmd: list[str], timeout: float | None = None, **kw) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL, **kw)
-    except subprocess.TimeoutExpired as exc:
-        return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {exc.timeout:.0f}s")
-    except OSError as exc:
-        return subprocess.CompletedProcess(cmd, 127, "", str(exc))
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in (text or "").strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
 
 
 def require_daemon(start: bool = True, echo=_echo_default) -> None:
@@ -630,16 +617,8 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    if args.action is None:
-        parser.print_help()
-        return 2
-    if args.action == "push":
-        from video_arena.harbor.registry import push_main
-
-        return push_main(args)
+def run_action(args: argparse.Namespace) -> int:
+    """`video-arena image build|base|wheelhouse` (parsed by _parser(); the CLI is image_cli.main)."""
     try:
         if args.action == "wheelhouse":
             print(build_wheelhouse())
@@ -658,20 +637,5 @@ def main(argv: list[str] | None = None) -> int:
         print(f"video-arena image: error: {exc}", file=sys.stderr)
         return 1
     print(result.summary())
-    if args.runtime == "podman":
-        from video_arena.harbor.podman import PodmanError, load_image, podman_status
-
-        ok, why = podman_status()
-        if not ok:
-            print(f"video-arena image: error: Podman is not usable: {why}", file=sys.stderr)
-            return 1
-        try:
-            print(load_image(args.tag))
-        except PodmanError as exc:
-            print(f"video-arena image: error: {exc}", file=sys.stderr)
-            return 1
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -35,14 +35,17 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths, progress
+from video_arena.core import results as R
 from video_arena.harbor import spec as S
+from video_arena.cli_args import comma_list
 
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 EXPECTED = {"oracle": 1.0, "nop": 0.0}
 
 
 @dataclass
-class Trial:
+class TrialCheck:
+    """One trial (video_arena/core/results.py `Trial`) judged against what its agent must score."""
     agent: str
     protocol: str
     trial: str
@@ -116,29 +119,23 @@ def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_r
     return rc
 
 
-def read_trials(job_dir: Path, agent: str, protocol: str) -> list[Trial]:
-    """Every trial of a finished job, judged against what `agent` must score."""
+def read_trials(job_dir: Path, agent: str, protocol: str) -> list[TrialCheck]:
+    """Every trial of a finished job (read by video_arena/core/results.py), judged against what
+    `agent` must score."""
     out = []
-    for rfile in sorted(job_dir.glob("*/result.json")):
-        tdir = rfile.parent
-        try:
-            res = json.loads(rfile.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            out.append(Trial(agent, protocol, tdir.name, "?", None, f"unreadable result.json: {exc}", None,
-                             problems=[f"unreadable result.json: {exc}"]))
+    for trial in R.read_job(job_dir):
+        if trial.result is None:
+            out.append(TrialCheck(agent, protocol, trial.name, "?", None, trial.error, None,
+                                  problems=[trial.error]))
             continue
-        vr = res.get("verifier_result") or {}
-        exc_info = res.get("exception_info") or None
+        info = trial.result.get("exception_info") or None
         exc = None
-        if exc_info:
-            exc = f"{exc_info.get('exception_type')}: {str(exc_info.get('exception_message', ''))[:200]}"
-        code_file = tdir / "agent" / "exit-code.txt"
-        exit_code = code_file.read_text().strip() if code_file.is_file() else None
-        t = Trial(agent, protocol, tdir.name, str(res.get("task_name")), vr.get("rewards"), exc, exit_code)
-        try:  # score_harbor.py's own record: was /app/answer.json the seed, an answer, or missing?
-            t.answer_state = json.loads((tdir / "verifier" / "judge.json").read_text()).get("answer_state")
-        except (OSError, ValueError):
-            t.answer_state = None
+        if isinstance(info, dict):
+            exc = f"{info.get('exception_type')}: {str(info.get('exception_message', ''))[:200]}"
+        # the dataset's verifier's own record: was /app/answer.json the seed, an answer, or missing?
+        t = TrialCheck(agent, protocol, trial.name, trial.task_name, trial.rewards, exc, trial.exit_code,
+                       answer_state=trial.judge_answer_state)
+        code_file = trial.agent_dir / "exit-code.txt"
         want_state = {"oracle": "wrote", "nop": "never_wrote"}[agent]
         if t.answer_state != want_state:
             t.problems.append(f"answer_state {t.answer_state!r}, expected {want_state!r}"
@@ -152,13 +149,13 @@ def read_trials(job_dir: Path, agent: str, protocol: str) -> list[Trial]:
             for k in REWARD_KEYS:
                 if t.rewards.get(k) != want:
                     t.problems.append(f"{k}={t.rewards.get(k)!r}, expected {want}")
-        if agent == "oracle" and exit_code is not None:
-            t.problems.append(f"solve.sh exited {exit_code} (see {code_file.parent / 'oracle.txt'})")
+        if agent == "oracle" and t.exit_code is not None:
+            t.problems.append(f"solve.sh exited {t.exit_code} (see {code_file.parent / 'oracle.txt'})")
         out.append(t)
     return out
 
 
-def print_table(trials: list[Trial]) -> None:
+def print_table(trials: list[TrialCheck]) -> None:
     head = f"{'agent':6} {'P':1} {'task':34} {'reward':>6} {'t1_f1':>6} {'t2':>6} {'t3':>6} {'answer':11}  status"
     print(head)
     print("-" * len(head))
@@ -172,7 +169,7 @@ def print_table(trials: list[Trial]) -> None:
 
 def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root: Path,
                n_concurrent: int, agents: tuple[str, ...] = ("oracle", "nop"),
-               show_progress: bool = True, side_by_side: bool = True, env_type: str = "docker") -> list[Trial]:
+               show_progress: bool = True, side_by_side: bool = True, env_type: str = "docker") -> list[TrialCheck]:
     """Run every agent on every dataset; returns the judged trials (missing trials are failures).
     With `side_by_side` the jobs (agent x protocol) run at the same time, each `harbor run -n n_concurrent`:
     a trial mostly waits on Docker, so on 2 cores four jobs take about as long as one."""
@@ -183,7 +180,7 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
     parallel = side_by_side and len(jobs) > 1
     # one bar over every trial of every job; Harbor writes a trial's result.json when the trial ends
     with progress.bar(sum(n_tasks.values()) * len(agents), "oracle-check", "trial", enabled=show_progress) as bar, \
-            progress.watch(bar, lambda: sum(1 for _ in jobs_dir.glob(f"va-*-{stamp}/*/result.json"))):
+            progress.watch(bar, lambda: sum(R.finished_trials(j) for j in jobs_dir.glob(f"va-*-{stamp}"))):
 
         def one(job_spec):
             protocol, dataset, agent = job_spec
@@ -194,10 +191,10 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
                             env_type=env_type)
             got = read_trials(jobs_dir / job, agent, protocol)
             if rc != 0:
-                got.append(Trial(agent, protocol, "-", "(harbor run)", None, f"harbor run exited {rc}", None,
+                got.append(TrialCheck(agent, protocol, "-", "(harbor run)", None, f"harbor run exited {rc}", None,
                                  problems=[f"harbor run exited {rc}"]))
             if sum(1 for t in got if t.trial != "-") != n_tasks[protocol]:
-                got.append(Trial(agent, protocol, "-", "(job)", None, None, None,
+                got.append(TrialCheck(agent, protocol, "-", "(job)", None, None, None,
                                  problems=[f"{n_tasks[protocol]} tasks but {sum(1 for t in got if t.trial != '-')} "
                                            "trial results"]))
             return got
@@ -211,7 +208,7 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
     return [t for got in results for t in got]
 
 
-def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, env_type: str) -> Trial:
+def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, env_type: str) -> TrialCheck:
     """One trial of the first task with the NetProbe agent (video_arena/harbor/netprobe.py): ok only when
     the sandbox has no interface but lo, no route, and every TCP/DNS/UDP attempt failed."""
     from video_arena.harbor.netprobe import offline
@@ -222,10 +219,10 @@ def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, e
                     to_log=True, env_type=env_type, extra=("-i", first))
     docs = [json.loads(p.read_text()) for p in (jobs_dir / job).glob("*/agent/netprobe.json")]
     if rc != 0 or len(docs) != 1:
-        return Trial("probe", "-", job, first, None, f"harbor run exited {rc}, {len(docs)} probe records", None,
+        return TrialCheck("probe", "-", job, first, None, f"harbor run exited {rc}, {len(docs)} probe records", None,
                      problems=[f"the probe trial did not run (exit {rc}, {len(docs)} records)"])
     ok, why = offline(docs[0].get("record"))
-    return Trial("probe", "-", job, first, None, why, None, problems=[] if ok else [f"network reachable: {why}"])
+    return TrialCheck("probe", "-", job, first, None, why, None, problems=[] if ok else [f"network reachable: {why}"])
 
 
 def docker_and_image(tag: str, rebuild: bool) -> int:
@@ -312,11 +309,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no progress bars (also: VA_NO_PROGRESS=1)")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
-    protocols = [p.strip().upper() for p in a.protocols.split(",") if p.strip()]
+    protocols = [p.upper() for p in comma_list(a.protocols)]
     if not protocols or any(p not in S.PROTOCOLS for p in protocols):
         print(f"oracle-check: --protocols must be A, B or A,B, not {a.protocols!r}", file=sys.stderr)
         return 2
-    agents = tuple(x.strip() for x in a.agents.split(",") if x.strip())
+    agents = tuple(comma_list(a.agents))
     if not agents or any(x not in EXPECTED for x in agents) or len(set(agents)) != len(agents):
         print(f"oracle-check: --agents must be oracle, nop or oracle,nop, not {a.agents!r}", file=sys.stderr)
         return 2
@@ -355,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     media_root = paths.media_root(tasks_root)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     work = (a.work or paths.REPO_ROOT / ".cache" / "oracle-check" / stamp).resolve()
-    games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+    games = comma_list(a.games) if a.games else None
     datasets: dict[str, Path] = {}
     for protocol in protocols:
         out = work / f"dataset-{protocol.lower()}"

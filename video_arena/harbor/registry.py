@@ -26,7 +26,8 @@ import time
 from dataclasses import dataclass
 
 from video_arena.harbor import docker_host
-from video_arena.harbor.image import _last_line, _run
+from video_arena.harbor.subproc import last_line as _last_line
+from video_arena.harbor.subproc import run as _run
 
 DEFAULT_TAG = "latest"
 _DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
@@ -273,7 +274,7 @@ def push_image(target: str, image: str = "video-arena/base:latest", echo=None,
 
 
 def push_main(args) -> int:
-    """`video-arena image push` (argparse namespace from video_arena.harbor.image's parser)."""
+    """`video-arena image push` (argparse namespace from image._parser(), dispatched by image_cli.main)."""
     def echo(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 

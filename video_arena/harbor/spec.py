@@ -1,5 +1,5 @@
 """What a Video-Arena Harbor task is: the numbers, modes and expected texts that the generator
-writes and the validator checks (seed 001, "What a trial is", "Network modes", "A task folder").
+writes and the validator checks (docs/HARBOR.md, "What a trial is", "Network modes", "A task folder").
 
 Both sides import this module, so a budget or a mode is stated once.
 """
@@ -46,7 +46,7 @@ MEDIA_ENV_MESSAGE = (f"{MEDIA_ENV} is unset: export it as the tasks tree that ho
 
 @dataclass(frozen=True)
 class NetMode:
-    """One row of seed 001's "Network modes" table."""
+    """One row of the "Network modes" table of docs/HARBOR.md."""
 
     name: str
     environment: str          # [environment].network_mode

@@ -42,27 +42,26 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 import tomllib
 import warnings
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import yaml
 
 from video_arena import paths
 from video_arena.progress import Bar, bar as progress_bar
 from video_arena.core import resolve, text_digest
+from video_arena.harbor import harbor_internals as HI
 from video_arena.harbor import spec as S
 from video_arena.digests import sha256_bytes, sha256_file
 from video_arena.core import load_game
-from video_arena.harbor.generate import (Options, _load_judge, media_world_readable, task_context,
-                                         template_env, templates_dir)
+from video_arena.harbor.generate import (Options, media_world_readable, task_context, template_env,
+                                         templates_dir)
 from video_arena.harbor.registry import check_base_image, is_pinned
+from video_arena.scoring.judge_loader import load_judge
 
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 _DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
@@ -107,31 +106,6 @@ def find_tasks(root: Path) -> list[Path]:
     if (root / "task.toml").is_file():
         return [root]
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-
-
-_env_lock = threading.Lock()
-_env_users = 0
-_env_set_by_us = False
-
-
-@contextlib.contextmanager
-def media_env(value: str) -> Iterator[None]:
-    """Lint interpolates compose files with os.environ, so ${VA_MEDIA_ROOT:?} must be set while it
-    runs; if the user has not set it, the tasks tree's media root stands in (thread-safe, undone after)."""
-    global _env_users, _env_set_by_us
-    with _env_lock:
-        if _env_users == 0 and S.MEDIA_ENV not in os.environ:
-            os.environ[S.MEDIA_ENV] = value
-            _env_set_by_us = True
-        _env_users += 1
-    try:
-        yield
-    finally:
-        with _env_lock:
-            _env_users -= 1
-            if _env_users == 0 and _env_set_by_us:
-                os.environ.pop(S.MEDIA_ENV, None)
-                _env_set_by_us = False
 
 
 #: task.toml keys a named check below already reports; the catch-all re-render comparison skips them.
@@ -195,7 +169,6 @@ def _load_yaml(text: str):
 
 
 _COMPOSE_MAIN_KEYS = {"entrypoint", "network_mode", "volumes", "command"}
-_COMPOSE_BATCH = 120
 
 
 def _batchable_compose(task_dir: Path) -> dict | None:
@@ -231,143 +204,6 @@ def _batchable_compose(task_dir: Path) -> dict | None:
     return main
 
 
-class _ComposeBatch:
-    """`harbor lint` runs `docker compose config` once per task (most of validate's time). This loads
-    the compose files of many tasks in one run instead (each task's `main` renamed `main_<n>` in one
-    project; checked to give the same normalised service as a run of its own) and hands each task's
-    result to Harbor's own lint rules unchanged. A task that does not qualify, or a batch that fails,
-    goes through Harbor's loader as before."""
-
-    def __init__(self) -> None:
-        self.cache: dict[str, dict] = {}
-        self.runs = 0
-
-    def prefetch(self, tasks: list[Path]) -> None:
-        from harbor.lint import compose as HC
-
-        todo = [(t, m) for t in tasks if (m := _batchable_compose(t)) is not None]
-        for start in range(0, len(todo), _COMPOSE_BATCH):
-            chunk = todo[start:start + _COMPOSE_BATCH]
-            combined = {"services": {f"main_{i}": main for i, (_t, main) in enumerate(chunk)}}
-            with tempfile.TemporaryDirectory(prefix="va-validate-compose-") as tmp:
-                path = Path(tmp) / "docker-compose.yaml"
-                path.write_text(yaml.safe_dump(combined, sort_keys=False), encoding="utf-8")
-                try:
-                    data = HC._load_compose(path)
-                except Exception:  # Harbor's loader, one task at a time, says what is wrong
-                    data = None
-                self.runs += 1
-            services = (data or {}).get("services") or {}
-            if not isinstance(data, dict) or set(services) != {f"main_{i}" for i in range(len(chunk))}:
-                continue
-            rest = {k: v for k, v in data.items() if k != "services"}
-            for i, (t, _main) in enumerate(chunk):
-                key = str((t / "environment" / "docker-compose.yaml").absolute())
-                self.cache[key] = json.dumps(dict(rest, services={"main": services[f"main_{i}"]}))
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
-        from harbor.lint import compose as HC
-
-        original = HC._load_compose
-
-        def load(path, *, task_env=None):
-            hit = None if task_env else self.cache.get(str(Path(path).absolute()))
-            return json.loads(hit) if hit is not None else original(path, task_env=task_env)
-
-        HC._load_compose = load
-        try:
-            yield
-        finally:
-            HC._load_compose = original
-
-
-class _FilterMemo:
-    """Harbor builds a fresh TaskFileFilter for each of its loaders (Task(), Task.is_valid_dir, lint and
-    its verifier resolutions) and asks each the same questions about the same few paths: is_excluded,
-    ignore_rules and TaskPaths.validate_input_tree are pathlib-heavy and were about half of validate's
-    time. While one task is checked (the folder does not change under it), this memoises them per
-    (task folder, path): the same answers, computed once. A call that raises is never memoised (it
-    raises again), and validate_input_tree is memoised only with no exclude or the task's own filter."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.users = 0
-        self.memo: dict[tuple, object] = {}
-        self.originals: dict[str, tuple[type, object]] = {}
-
-    def _wrap(self, name: str, original, key_of):
-        memo = self.memo
-
-        def cached(obj, path, **kw):
-            key = key_of(obj, path, kw)
-            if key is None:
-                return original(obj, path, **kw)
-            key = (name,) + key
-            try:
-                return memo[key]
-            except KeyError:
-                value = original(obj, path, **kw)
-                memo[key] = value
-                return value
-
-        cached.__wrapped__ = original
-        return cached
-
-    @staticmethod
-    def _filter_key(filt, path, kw):
-        return None if kw else (str(filt.task_dir), os.path.abspath(path))
-
-    @staticmethod
-    def _tree_key(task_paths, path, kw):
-        from harbor.models.task.file_filter import TaskFileFilter
-
-        exclude = kw.get("exclude")
-        if set(kw) - {"exclude"}:
-            return None
-        if exclude is not None:
-            owner = getattr(exclude, "__self__", None)
-            if (not isinstance(owner, TaskFileFilter) or owner.task_dir != task_paths.task_dir
-                    or getattr(exclude, "__func__", None) is not TaskFileFilter.__dict__["is_excluded"]):
-                return None
-        return (str(task_paths.task_dir), os.path.abspath(path), exclude is None)
-
-    @contextlib.contextmanager
-    def task(self, task_dir: Path) -> Iterator[None]:
-        from harbor.models.task.file_filter import TaskFileFilter
-        from harbor.models.task.paths import TaskPaths
-
-        targets = {"is_excluded": (TaskFileFilter, self._filter_key),
-                   "ignore_rules": (TaskFileFilter, self._filter_key),
-                   "validate_input_tree": (TaskPaths, self._tree_key)}
-        try:  # the key TaskFileFilter and TaskPaths use for this folder
-            folder: str | None = str(Path(task_dir).resolve())
-        except (OSError, RuntimeError):
-            folder = None
-        with self.lock:
-            if self.users == 0:
-                for name, (cls, key_of) in targets.items():
-                    original = cls.__dict__[name]
-                    self.originals[name] = (cls, original)
-                    setattr(cls, name, self._wrap(name, original, key_of))
-            self.users += 1
-        try:
-            yield
-        finally:
-            with self.lock:
-                for key in [k for k in self.memo if k[1] == folder]:
-                    del self.memo[key]
-                self.users -= 1
-                if self.users == 0:
-                    for name, (cls, original) in self.originals.items():
-                        setattr(cls, name, original)
-                    self.originals.clear()
-                    self.memo.clear()
-
-
-_FILTER_MEMO = _FilterMemo()
-
-
 class Validator:
     def __init__(self, tasks_root: Path, with_compose: bool, base_image: str | None = None,
                  require_pinned: bool = False):
@@ -377,12 +213,13 @@ class Validator:
         self.require_pinned = require_pinned
         #: None: each task's dataset marker (its parent folder) declares it (else the default image)
         self.base_image = base_image
-        #: load compose files of many tasks in one `docker compose config` run (False: one per task)
+        #: load compose files of many tasks in one `docker compose config` run (False: one per task);
+        #: like memo_harbor, only with the Harbor version harbor_internals was tested with
         self.batch_compose = True
         #: memoise Harbor's path filter per task while it is checked (False: Harbor's code as it is)
         self.memo_harbor = True
         self.compose_runs = 0
-        self.judge = _load_judge()
+        self.judge = load_judge()
         self.judge_bytes = paths.judge_path().read_bytes()
         self.score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
         self.env = template_env()
@@ -391,8 +228,8 @@ class Validator:
     def check(self, task_dir: Path) -> TaskReport:
         rep = TaskReport(task_dir)
         try:
-            memo = _FILTER_MEMO.task(task_dir) if self.memo_harbor else contextlib.nullcontext()
-            with media_env(str(paths.media_root(self.tasks_root))), memo:
+            memo = HI.memoised_filters(task_dir) if self.memo_harbor else contextlib.nullcontext()
+            with HI.media_env(str(paths.media_root(self.tasks_root))), memo:
                 self._check(task_dir, rep)
         except Exception as exc:  # a check that cannot even run is a problem, never a pass
             rep.problems.append(f"validator could not finish: {type(exc).__name__}: {exc}")
@@ -824,10 +661,11 @@ class Validator:
                     dataset_problems.append(f"{S.DATASET_MARKER} lists {len(listed)} tasks, the folder holds "
                                             f"{len(found)}: missing {sorted(set(listed) - set(found))[:5]}, "
                                             f"extra {sorted(set(found) - set(listed))[:5]}")
-        batch = _ComposeBatch()
-        with media_env(str(paths.media_root(self.tasks_root))), batch.installed():
+        batch = HI.ComposeBatch()
+        with HI.media_env(str(paths.media_root(self.tasks_root))), batch.installed():
             if self.with_compose and self.batch_compose:
-                batch.prefetch(tasks)
+                batch.prefetch([(t / "environment" / "docker-compose.yaml", main) for t in tasks
+                                if (main := _batchable_compose(t)) is not None])
             if processes is None:
                 processes = jobs > 1 and len(tasks) >= 2 * jobs
             processes = processes and "fork" in multiprocessing.get_all_start_methods()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from video_arena.importing.importer import Importer, Provenance
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
+from video_arena.cli_args import comma_list
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             if a.from_tree is not None:
                 from video_arena.importing.tree import import_tree
 
-                games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+                games = comma_list(a.games) if a.games else None
                 notes = import_tree(a.from_tree, imp, prov, games=games, fps=a.fps)
             else:
                 rows = read_event_log(a.events)

@@ -1,4 +1,4 @@
-"""Protocol A: one request per case (seed 000 "Protocol A", seed 001 "Protocol A on Harbor", seed 003).
+"""Protocol A: one request per case (docs/PROTOCOLS.md "Protocol A: video understanding", docs/HARBOR.md "Protocol A on Harbor").
 
     grid.py        the sampling grid: plan, shared ffmpeg commands, stills cache
     condition.py   the versioned condition file (conditions/*.json) and its digest

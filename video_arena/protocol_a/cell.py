@@ -13,11 +13,11 @@ sampled inside the offline container, copied out); only `frames_for` differs.  W
 
 A call that never got a reply writes run.json with stop_reason "harness_error" and no answer.json:
 the cell is missing, never 0.0.  Files a previous run of the cell left are removed first, so a run
-that dies early can never be scored on its predecessor's answer.
+that dies early can never be scored on its predecessor's answer: they move to attempts/<n>/ (the
+attempt history, docs/PROTOCOLS.md "Attempts"), nothing is deleted.
 """
 from __future__ import annotations
 
-import json
 import time
 from datetime import datetime, timezone
 from os import PathLike
@@ -29,6 +29,7 @@ import openai
 from video_arena.digests import sha256_file
 
 from video_arena.core import answer_candidates, extract_answer, protocol_a_prompt, text_digest
+from video_arena.core import results as R
 from video_arena.core.instruction import instruction_for
 from video_arena.core.tasks import ANSWER_ROOT_KEY
 from video_arena.protocol_a import grid as G
@@ -36,30 +37,12 @@ from video_arena.protocol_a.condition import Condition, retry_scale
 from video_arena.protocol_a.engine import HarnessError, RequestOptions, run_request, safe_text
 from video_arena.toolkit_info import toolkit_provenance
 
-CELL_FILES = ("answer.json", "run.json", "prompt.txt", "reply.txt", "receipt.json", "reasoning.txt")
+CELL_FILES = (R.ANSWER_FILE, R.RUN_FILE, "prompt.txt", "reply.txt", "receipt.json", "reasoning.txt")
 RECEIPT_FORMAT = "video-arena-a-receipt/1"
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def clear_cell(out_dir: Path) -> None:
-    for name in CELL_FILES:
-        p = out_dir / name
-        if p.exists():
-            p.unlink()
-
-
-def _write_json(path: Path, obj: Any) -> None:
-    try:
-        text = json.dumps(obj, indent=1, ensure_ascii=False) + "\n"
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate somewhere: \u escapes are still valid JSON
-        text = json.dumps(obj, indent=1, ensure_ascii=True) + "\n"
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def sampling_of(spec: G.GridSpec) -> dict[str, Any]:
@@ -74,8 +57,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
                  extra_record: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one cell; return its run record (also written to out_dir/run.json)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    clear_cell(out)
+    attempt = R.start_attempt(out, CELL_FILES)  # an earlier run's files move to attempts/<n>/, never deleted
     started, t0 = _now(), time.monotonic()
     base = cond.grid()
     spec = cond.grid(jpeg_q=jpeg_q, max_frames=max_frames)
@@ -92,7 +74,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         "transport": cond.transport, "request_timeout_s": cond.request_timeout_s,
         "reasoning_effort": opts.reasoning_effort,
         "enable_thinking": opts.enable_thinking, "request_params": opts.record(),
-        "started_at": started, "toolkit": toolkit_provenance(),
+        "started_at": started, "toolkit": toolkit_provenance(), **attempt.record_keys(),
     }
     if retry_scale() != 1.0:
         record["retry_scale"] = retry_scale()
@@ -114,7 +96,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
             "protocol_complete": False, "n_rows": None, "wall_s": round(time.monotonic() - t0, 3),
             "finished_at": _now(),
         })
-        _write_json(out / "run.json", record)
+        R.write_run(out, record)
         return record
 
     frames, plan = oc.frames, oc.frames.plan
@@ -156,10 +138,10 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         "mp4_sha256": oc.mp4_sha256, "fallbacks": oc.degradations,
         "request_sha256": oc.request_sha256, "condition_sha256": cond.sha256,
     }
-    _write_json(out / "receipt.json", receipt)
-    _write_json(out / "answer.json", answer_doc)
+    R.write_json_atomic(out / "receipt.json", receipt)
+    answer_path = R.write_answer(out, answer_doc)
     # The scorer checks the answer it judges against this digest (a Harbor trial's collected artifact
     # is the same file, uploaded).  A no_answer cell is scored 0.0 by its state, whatever the bytes.
-    record["answer_sha256"] = sha256_file(out / "answer.json") if record.get("answer_state") == "answered" else None
-    _write_json(out / "run.json", record)
+    record["answer_sha256"] = sha256_file(answer_path) if record.get("answer_state") == "answered" else None
+    R.write_run(out, record)
     return record

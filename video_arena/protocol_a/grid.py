@@ -1,4 +1,4 @@
-"""The Protocol A sampling grid (seed 000, "The sampling grid" and "The recall ceiling").
+"""The Protocol A sampling grid (docs/PROTOCOLS.md, "The sampling grid" and "The recall ceiling").
 
 1 FPS, capped at `max_frames` (256) spread uniformly over the whole match, longest side 768 px,
 never upscaled, JPEG `-q:v 4`, one still per timestamp, in temporal order.

@@ -1,4 +1,4 @@
-"""The Protocol A Harbor agent (seed 001, "Protocol A on Harbor"); `agents/protocol_a_agent.py`
+"""The Protocol A Harbor agent (docs/HARBOR.md, "Protocol A on Harbor"); `agents/protocol_a_agent.py`
 re-exports `ProtocolA` so Harbor can load it as `-a protocol_a_agent:ProtocolA` (PYTHONPATH=agents).
 
 The model never sees the container.  The agent

@@ -1,4 +1,4 @@
-"""Provenance of a Protocol A answer (seed 003, "How an answer is tied to its request").
+"""Provenance of a Protocol A answer (docs/PROTOCOLS.md, "Provenance").
 
 Each cell records `request_sha256`: the SHA-256 of its request with every still replaced by the
 still's own SHA-256 (engine.reference_body).  `verify_cell` rebuilds that request from

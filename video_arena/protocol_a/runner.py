@@ -6,8 +6,8 @@
 
 The API key comes from $OPENAI_API_KEY (the base URL from --base-url or $OPENAI_BASE_URL).  One
 folder per cell, <out>/<game>/<case_id>/ (see video_arena.protocol_a.cell).  Resumable: a cell
-whose run.json shows a reply is skipped unless --force; a cell that ended in harness_error is run
-again.  Stills are cached per (media SHA-256, grid) under --cache-dir, so a sweep over many models
+that ran (video_arena/core/results.py `cell_status`) is skipped unless --force; a cell that ended in
+harness_error is run again.  Stills are cached per (media SHA-256, grid) under --cache-dir, so a sweep over many models
 samples each video once.
 """
 from __future__ import annotations
@@ -25,12 +25,14 @@ from typing import Any
 import openai
 
 from video_arena import paths
+from video_arena.core import results as R
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, resolve
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
 from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
 from video_arena.protocol_a.engine import RequestOptions
+from video_arena.cli_args import comma_list
 
 CACHE_ENV = "VA_CACHE_DIR"
 
@@ -82,18 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def cell_done(cell: Path) -> dict[str, Any] | None:
-    """The run record of a finished cell (one that got a reply), else None."""
-    rp = cell / "run.json"
-    if not rp.is_file():
-        return None
-    try:
-        run = json.loads(rp.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return None
-    if run.get("stop_reason") in (None, "harness_error") or not (cell / "answer.json").is_file():
-        return None
-    return run
+def cell_done(cell: Path) -> R.RunRecord | None:
+    """The run record of a finished cell (one that got a reply: results.cell_status), else None."""
+    st = R.cell_status(cell)
+    return st.record if st.finished else None
 
 
 def make_client(base_url: str, timeout: float) -> openai.OpenAI:
@@ -119,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.workers < 1:
         print("error: --workers must be >= 1", file=sys.stderr)
         return 2
-    games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
+    games = comma_list(a.games) if a.games else None
     try:
         cells = list(iter_cases(a.tasks_root, games, a.limit))
     except (LookupError, ValueError, OSError) as exc:
@@ -138,10 +132,10 @@ def main(argv: list[str] | None = None) -> int:
 
     todo, skipped = [], 0
     for game, case in cells:
-        cell = out / game / case["case_id"]
+        cell = R.cell_dir(out, game, case["case_id"])
         done = cell_done(cell)
         if done and not a.force:
-            if done.get("model") != a.model or done.get("condition_sha256") != cond.sha256:
+            if done.model != a.model or done.get("condition_sha256") != cond.sha256:
                 print(f"error: {cell} holds a finished cell of model {done.get('model')!r} under condition "
                       f"{str(done.get('condition_sha256'))[:12]}; use another --out or --force", file=sys.stderr)
                 return 2
@@ -164,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return execute_cell(cond=cond, opts=opts, client=client, game=game, case_id=case_id,
                             instruction_path=r["instruction"], frames_for=frames_for,
-                            out_dir=out / game / case_id, runner="native", jpeg_q=a.jpeg_q,
+                            out_dir=R.cell_dir(out, game, case_id), runner="native", jpeg_q=a.jpeg_q,
                             max_frames=a.max_frames)
 
     counts: dict[str, int] = {}

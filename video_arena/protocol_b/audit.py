@@ -1,8 +1,8 @@
-"""Egress audit of a Protocol B transcript (seed 000, "The no-network rule").
+"""Egress audit of a Protocol B transcript (docs/PROTOCOLS.md, "Egress audit: the transcript convention").
 
 The prompt forbids installs, downloads, external services and models, and looking the match up.
 That is audited, not enforced: after the cell, the agent's transcript (the command's captured
-stdout and stderr) is scanned for those actions.  Two properties (seed 000):
+stdout and stderr) is scanned for those actions.  Two properties:
 
 1. **Patterns are anchored to real command syntax.**  `pip install <pkg>`, `apt-get install`,
    `npm install`, `conda install`, `curl`/`wget` followed by a URL-ish token, `git clone <url>`,

@@ -185,3 +185,82 @@ def isolation_probe(iso: Isolation, sandbox_base: Path) -> str | None:
     if p.returncode != 0:
         return (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
     return None
+
+
+#: Run inside the isolation with argv: PROGRAM PATH...; prints `noprog` when PROGRAM is not a command
+#: there and `hidden<TAB>PATH` for each PATH that does not exist there.
+_VISIBLE_SCRIPT = ('[ -z "$1" ] || command -v -- "$1" >/dev/null 2>&1 || echo noprog; shift; '
+                   'for p; do [ -e "$p" ] || printf "hidden\\t%s\\n" "$p"; done; exit 0')
+
+
+def _script_of(words: list[str], program: str, skip_under: Path) -> list[str]:
+    """The script the program is given, when it is plainly a host file: the first word after the program
+    that is not an option (`python3 -u ~/agent.py ...`, `node /opt/a/cli.js ...`).  Only that one: the
+    other words are the agent's own arguments (a path there may be anything, even a copy of ground
+    truth an agent must not see, and is never suggested for --allow-path)."""
+    if not program or program not in words:
+        return []
+    for w in words[words.index(program) + 1:]:
+        if w.startswith("-"):
+            continue
+        if not w.startswith(("/", "~")):
+            return []
+        p = os.path.expanduser(w)
+        return [p] if os.path.isfile(p) and not _within(Path(os.path.abspath(p)), skip_under) else []
+    return []
+
+
+def agent_command_problem(iso: Isolation, command: str, program: str, env: dict[str, str],
+                          sandbox_base: Path, forbidden: list[Path], fake_sandbox: Path) -> str | None:
+    """Before the first cell: None when the agent command's program and the script it is given (see
+    `_script_of`) are visible inside the isolation, else one line saying what to allow or move (and
+    why).  `command` is the template filled with `fake_sandbox` for {sandbox}/{prompt}; `program` is its
+    first word ("" when it cannot be read plainly: then nothing is checked)."""
+    import shlex
+
+    if iso.mode != MODE_BWRAP:
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    paths = _script_of(words, program, fake_sandbox)
+    if not program:
+        return None
+    argv = [iso.bwrap, *iso.mount_args(), "--chdir", "/tmp", "--", "/bin/sh", "-c", _VISIBLE_SCRIPT, "sh",
+            program, *paths]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None  # the probe itself failed: the cells will say why
+    hidden = [ln.split("\t", 1)[1] for ln in p.stdout.splitlines() if ln.startswith("hidden\t")]
+    missing_prog = "noprog" in p.stdout.split()
+    if not hidden and not missing_prog:
+        return None
+    fixes = []
+    if missing_prog:
+        host = program if "/" in program else shutil.which(program, path=env.get("PATH"))
+        if host and os.path.exists(host):
+            fixes.append(_fix_for(program, host, sandbox_base, forbidden, installation=True))
+        else:
+            fixes.append(f"{program}: not found inside the isolation nor on the host's PATH")
+    fixes += [_fix_for(h, h, sandbox_base, forbidden, installation=False) for h in hidden if h != program]
+    return "the agent command cannot run inside the isolation (every cell would be a harness_error): " + "; ".join(fixes)
+
+
+def _fix_for(name: str, host: str, sandbox_base: Path, forbidden: list[Path], installation: bool) -> str:
+    real = Path(os.path.realpath(host))
+    what = f"{name} ({real})" if str(real) != name else name
+    for p in dict.fromkeys((Path(os.path.abspath(host)), real)):  # the path as named, and where it leads
+        if _within(p, sandbox_base) or _within(sandbox_base, p):
+            return (f"{what} is under the sandbox root {sandbox_base}: move it elsewhere (that folder cannot be "
+                    "allowed: every cell's sandbox is made there, so an agent allowed it could read the other "
+                    "cells' sandboxes)")
+        for f in forbidden:
+            if _within(p, f) or _within(f, p):
+                return (f"{what} is inside {f} (the repository, tasks tree, media root or results folder), "
+                        "which an agent may never see: move it (or install it) elsewhere")
+    target = real.parent if installation else real
+    if installation and target.name == "bin" and target.parent != Path("/"):
+        target = target.parent  # an installation's root (a venv, ~/.local), not only its bin/
+    return f"{what} is hidden: allow it with --allow-path {target}:ro"

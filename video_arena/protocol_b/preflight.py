@@ -1,4 +1,4 @@
-"""Preflight of the machine the agent runs on (seed 000, "The machine - nothing is installed").
+"""Preflight of the machine the agent runs on (docs/PROTOCOLS.md, "Preflight: nothing is installed for the agent").
 
 The turn-1 prompt tells the agent that ffmpeg, Python and the video tools are installed; natively
 the agent runs on this machine, so this machine must carry them.  Checked against the PATH the

@@ -1,4 +1,4 @@
-"""The Protocol B turn-1 prompt (seed 000 "Protocol B"; seed 001: the Harbor task's instruction.md).
+"""The Protocol B turn-1 prompt (docs/PROTOCOLS.md, "Protocol B: agentic"; docs/HARBOR.md, "A task folder": the Harbor task's instruction.md).
 
 The same text drives the native runner (prompt.txt beside the sandbox) and the Harbor dataset
 (task instruction.md pointing at /app), so a native number and a Harbor number measure one thing.

@@ -1,4 +1,4 @@
-"""The Protocol B sandbox (seed 000, "The sandbox - exactly three files").
+"""The Protocol B sandbox (docs/PROTOCOLS.md, "The sandbox: exactly three files").
 
 Layout of one cell's sandbox, created fresh for every run of every cell:
 

@@ -1,4 +1,4 @@
-"""Answer states of a Protocol B cell (seed 000, "Why answer.json is pre-seeded").
+"""Answer states of a Protocol B cell (docs/PROTOCOLS.md, "Answer states").
 
 The sandbox's answer.json starts as a byte-for-byte copy of the game's seed.  After the agent's
 process tree is gone, the file is hashed against the seed:

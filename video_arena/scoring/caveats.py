@@ -24,16 +24,14 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
-import stat
 from pathlib import Path
 from typing import Any, Iterable
+
+from video_arena.core.results import read_bounded, read_json_object
 
 #: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); the scorer never reads more than
 #: this plus one byte of an answer or a reply.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
-#: Run records and manifests the scorer reads (far above any real one).
-MAX_RECORD_BYTES = 16 * 1024 * 1024
 #: Agent transcripts (Harbor trajectory.json, claude-code.txt): larger ones are left unaudited.
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
 OPERATOR = "set by the operator"
@@ -43,49 +41,6 @@ MIX_DIMENSIONS = ("protocol", "model", "reasoning_effort", "condition_sha256", "
 #: The ones `compare` refuses between two systems of the same protocol (the model and the reasoning
 #: effort are what a comparison compares).
 COMPARE_DIMENSIONS = ("condition_sha256", "grid", "transport", "tolerance_s")
-
-
-class ReadTooLarge(OSError):
-    pass
-
-
-def read_bounded(path: Path, cap: int) -> tuple[bytes, int]:
-    """(at most cap + 1 bytes of a regular file, its size).  The size is checked before reading, so a
-    2 GB (sparse) file costs cap + 1 bytes of memory, never its size.  Raises OSError (a symlink or a
-    folder is refused: O_NOFOLLOW)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(f"{path.name} is not a regular file")
-        want = min(st.st_size, cap) + 1
-        chunks, got = [], 0
-        while got < want:
-            b = os.read(fd, min(1 << 20, want - got))
-            if not b:
-                break
-            chunks.append(b)
-            got += len(b)
-        return b"".join(chunks), st.st_size
-    finally:
-        os.close(fd)
-
-
-def read_json_object(path: Path, cap: int = MAX_RECORD_BYTES) -> tuple[dict[str, Any] | None, str]:
-    """A JSON object from a file read with a bound; (None, why) when it is not one."""
-    try:
-        data, size = read_bounded(path, cap)
-    except OSError as exc:
-        return None, f"unreadable ({exc.strerror or exc})"
-    if size > cap:
-        return None, f"larger than {cap} bytes ({size})"
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as exc:
-        return None, f"not JSON ({str(exc)[:80]})"
-    if not isinstance(doc, dict):
-        return None, f"not a JSON object (a {type(doc).__name__})"
-    return doc, ""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -213,6 +168,25 @@ def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = No
     if cell.protocol == "B" or isinstance(audit, dict):
         cell.audit_verdict = str(audit.get("verdict")) if isinstance(audit, dict) and audit.get("verdict") \
             else "none"
+
+
+def read_run_conduct(cell, run: dict[str, Any]) -> None:
+    """How a run was conducted, from its record (docs/SCORING.md, "Caveats"): the turn cap it declared
+    (`max_turns`; 0 = the harness cannot count turns) and whether the recorded `turns_used` exceeds it;
+    Protocol B's isolation mode, its extra `--allow-path`s and the preflight's warnings."""
+    cap = _int(run.get("max_turns"))
+    cell.max_turns = cap
+    cell.over_turns = bool(cap and cap > 0 and cell.turns_used is not None and cell.turns_used > cap)
+    iso = run.get("isolation")
+    if isinstance(iso, dict):
+        cell.isolation = str(iso["mode"]) if iso.get("mode") is not None else None
+        allowed = iso.get("allowed")
+        cell.n_allow_paths = len(allowed) if isinstance(allowed, list) else 0
+    pf = run.get("preflight")
+    if isinstance(pf, dict):
+        warnings = pf.get("warnings")
+        cell.preflight_warnings = len(warnings) if isinstance(warnings, list) else 0
+        cell.preflight = "skipped" if pf.get("skipped") else ("warnings" if cell.preflight_warnings else "ok")
 
 
 # --------------------------------------------------------------------------------------------------

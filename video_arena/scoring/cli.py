@@ -5,19 +5,11 @@
                       [--tolerance S] [--allow-mixed] [--exclude-flagged] [--report md [--report-out OUT.md]]
     video-arena judge GT ANSWER [--tolerance S]
 
-RESULTS is a folder `<game>/<case_id>/{run.json, answer.json}` as both native runners write it; JOB is
-a Harbor job folder (`jobs/<job>/`: config.json plus one folder per trial), detected by its layout and
-scored by the same rules (video_arena/scoring/harbor_jobs.py): each trial's answer artifact is
-re-judged, a trial that ended in a harness exception is missing, an agent timeout is scored, and a
-trial whose Harbor reward differs from the re-judged one is reported (exit 1).
-Rules (docs/SCORING.md): missing cells (no run.json, harness_error, no answer.json) are left out of
-every mean and counted; cells that ran and left no answer (B never_wrote/deleted, A no_answer) score
-0.0, stay in the mean and are counted in the 0-row column; the overall row is the mean of the game
-means; comparing two systems diffs them on the games both scored.  Every scored cell's caveats
-(degraded, truncated, multi-block, audit not clean, recall ceiling, reasoning effort) are counted per
-game and overall; a table whose cells differ in condition, model, protocol, tolerance or reasoning
-effort is refused (exit 2) unless --allow-mixed, which marks it DIAGNOSTIC; an answer or a ground truth
-that is not the one recorded (answer_sha256, manifest.json) is an integrity error (exit 1).
+RESULTS is a results folder as both native runners write it, JOB a Harbor job folder (detected by its
+layout, video_arena/core/results.py); both are scored by the rules of docs/SCORING.md, the one place
+they are written.  Exit status: 2 for an input that cannot be scored or a table of more than one
+measurement without --allow-mixed, 1 for an integrity error, an unusable ground truth or a Harbor
+reward that differs from the re-judged one, else 0.
 """
 from __future__ import annotations
 
@@ -131,16 +123,22 @@ def format_caveats(s: S.SystemScore) -> list[str]:
     """The caveat block under the table: per game and overall, the counts of scored cells that are not a
     clean measurement (docs/SCORING.md, "Caveats")."""
     hdr = (f"  {'caveats':<11} {'scored':>7} {'0-row':>5} {'degraded':>8} {'truncated':>9} {'multi-block':>11} "
-           f"{'audit':>5} {'recall ceil':>11}  reasoning effort")
+           f"{'audit':>5} {'redrawn':>7} {'turns>cap':>9} {'no-iso':>6} {'allow':>5} {'preflight':>9} "
+           f"{'recall ceil':>11}  reasoning effort")
     out = [hdr, "  " + "-" * (len(hdr) - 2)]
     for g, cv in caveat_rows(s):
         scored = f"{cv['n_scored']}/{cv['n_cases']}"
         out.append(f"  {g:<11} {scored:>7} {cv['zero_rows']:>5} "
                    f"{cv['degraded']:>8} {cv['truncated']:>9} {cv['multi_block']:>11} {cv['audit_flagged']:>5} "
+                   f"{cv['redrawn']:>7} {cv['over_turns']:>9} {cv['no_isolation']:>6} {cv['allow_paths']:>5} "
+                   f"{cv['preflight_warned']:>9} "
                    f"{_f(cv['t1_recall_ceiling_mean']):>11}  {_tally_str(cv['reasoning_effort'])}")
     out.append("  caveats count scored cells: degraded = run.json degraded/degradations, jpeg_q raised or fewer "
                "stills than the grid; truncated = protocol_complete false; multi-block = n_json_blocks > 1; "
-               "audit = egress audit not clean (flagged/unaudited); recall ceil = mean t1_recall_ceiling")
+               "audit = egress audit not clean (flagged/unaudited); redrawn = the cell was run again after an "
+               "attempt that ran (its earlier attempts are in attempts/; the latest counts); turns>cap = "
+               "turns_used above the declared max_turns; no-iso = run-b --no-isolation; allow = extra "
+               "--allow-path given; preflight = the preflight warned; recall ceil = mean t1_recall_ceiling")
     return out
 
 
@@ -199,7 +197,8 @@ CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "mod
                "t3_zero_filled", "format_error", "degraded", "degradations", "truncated", "n_json_blocks",
                "multi_block", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",
                "condition_sha256", "grid", "transport", "run_tolerance_s", "instruction_current", "toolkit",
-               "warnings"]
+               "run_attempt", "n_redraws", "max_turns", "over_turns", "isolation", "n_allow_paths", "preflight",
+               "preflight_warnings", "warnings"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,51 +1,20 @@
 """Score a Harbor job folder by the rules of a native results folder (docs/SCORING.md, "Scoring a
-Harbor job").
+Harbor job": which trials are missing, which are scored on what the agent left, the reward check,
+attempts).
 
-A Harbor 0.26 job (`harbor run -p <dataset> ... -o JOBS --job-name NAME [-k N]`) is
-
-    JOBS/<job>/config.json                      the JobConfig (n_attempts, agents, multipliers, ...)
-    JOBS/<job>/<taskdir[:32]>__<7 chars>/       one folder per trial
-        config.json                             the TrialConfig (task.path, agent.kwargs, ...)
-        result.json                             task_name, verifier_result.rewards, exception_info,
-                                                reward_valid, agent_info, agent_result, started_at, ...
-        exception.txt                           when the trial raised
-        verifier/{reward.json, judge.json, test-stdout.txt}
-        artifacts/app/answer.json               the collected answer (absent when never written)
-        agent/                                  the agent's logs (Protocol A: a native cell folder)
-
-Each trial becomes one `scorer.Cell` (a `HarborCell`), and the cells go through the scorer's own
-aggregation (`scorer.aggregate_game`), so means, n, intervals, dropped games and `--compare` are the
-native ones.  Per trial:
-
-* game and case from `task_name` (`video-arena/<game>-<case_id>`), else from the trial config's task
-  path (the task folder is named `<game>-<case_id>`); `verifier/judge.json` must agree when present.
-* **missing** (never 0.0), listed with the reason: no result.json (an unfinished trial), any recorded
-  exception except the agent's own stops in `AGENT_STOP_EXCEPTIONS` (an environment that did not start,
-  `VerifierTimeoutError`, `RewardFileNotFoundError`, `VerifierOutputParseError`, an exception raised by
-  the agent's harness such as the Protocol A agent's `RuntimeError` when its call never got a reply, ...),
-  no verifier result, `reward_valid` false.  Harbor itself keeps some of those trials in its mean
-  (an unknown exception type counts as a valid reward there); we do not.
-* **scored**: the answer artifact is re-judged with the package's judge (`load_judge()`) against the
-  tasks tree's ground truth, exactly as a native cell; an absent artifact scores 0.0 (the agent never
-  wrote, state `no_artifact`, counted in 0-row).  A trial that hit the agent timeout is scored on what it
-  left (Harbor collects and grades it).
-* **reward check**: each scored trial's `verifier_result.rewards` is compared with the re-judged
-  `reward_of(record)`, key by key; any difference over 1e-9 is a reward mismatch: the dataset's judge or
-  ground truth is not the checkout's (a stale generated dataset).  The number reported is the re-judged
-  one; the mismatch is listed and `video-arena score` exits 1.
-* **attempts** (`-k N`): every trial is a cell; a case with fewer trials than `n_attempts` gets missing
-  cells for the attempts not run.  The scorer averages a case's scored attempts first, then the cases
-  (every case weighs the same), and the bootstrap resamples cases.
+A trial folder is read by video_arena/core/results.py (`read_trial`, one `Trial` type); each trial
+becomes one `scorer.Cell` (a `HarborCell`), and the cells go through the scorer's own aggregation
+(`scorer.aggregate_game`), so means, n, intervals, dropped games and `--compare` are the native ones.
 """
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import scorer as S
@@ -61,47 +30,25 @@ AGENT_STOP_EXCEPTIONS = frozenset({
 })
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 REWARD_ATOL = 1e-9
-#: Where Harbor puts the collected /app/answer.json (artifacts/<source path without "/">).
-ANSWER_ARTIFACT = Path("artifacts") / "app" / "answer.json"
-TASK_PREFIX = "video-arena/"
+ANSWER_ARTIFACT = R.ANSWER_ARTIFACT
 HARBOR_CELL_FIELDS = ["trial", "attempt", "exception_type", "harbor_reward", "reward_mismatch", "audit_source"]
 
 
 # --------------------------------------------------------------------------------------------------
-# detection
+# detection (the trial folder layout and its reader are video_arena/core/results.py)
 # --------------------------------------------------------------------------------------------------
-def _json_object(path: Path) -> dict[str, Any] | None:
-    return CV.read_json_object(path)[0]
-
-
-def _is_trial_dir(d: Path) -> bool:
-    if (d / "result.json").is_file():
-        return True
-    cfg = _json_object(d / "config.json") if (d / "config.json").is_file() else None
-    return bool(cfg) and isinstance(cfg.get("task"), dict)
-
-
-def trial_dirs(job: Path) -> list[Path]:
-    return sorted(d for d in job.iterdir() if d.is_dir() and not d.name.startswith(".") and _is_trial_dir(d))
-
-
-def is_harbor_job(path: str | Path) -> bool:
-    """A folder with a job config.json and at least one trial folder (result.json, or a config.json
-    naming a task)."""
-    p = Path(path).expanduser()
-    if not (p.is_dir() and (p / "config.json").is_file()):
-        return False
-    cfg = _json_object(p / "config.json")
-    if cfg is None or isinstance(cfg.get("task"), dict):  # a trial's own config.json
-        return False
-    return bool(trial_dirs(p))
+is_harbor_job = R.is_harbor_job
+trial_dirs = R.trial_dirs
+read_trial = R.read_trial
+split_task_key = R.split_task_key
+Trial = R.Trial
 
 
 def _not_a_source_hint(p: Path) -> str | None:
     """Why a folder that is neither a results folder nor a job looks like part of a Harbor run."""
     if not p.is_dir():
         return None
-    res = _json_object(p / "result.json") if (p / "result.json").is_file() else None
+    res = R.read_json_object(p / "result.json")[0] if (p / "result.json").is_file() else None
     if res is not None and "task_name" in res:
         return f"{p} is one Harbor trial; pass its job folder ({p.parent})"
     jobs = [d.name for d in sorted(p.iterdir()) if d.is_dir() and is_harbor_job(d)]
@@ -147,107 +94,6 @@ class HarborCell(S.Cell):
         return row
 
 
-@dataclass
-class Trial:
-    """What the scorer needs from one trial folder."""
-    dir: Path
-    result: dict[str, Any] | None
-    config: dict[str, Any] | None
-    error: str = ""                       # result.json unreadable
-    task_key: str | None = None           # "<game>-<case_id>"
-    task_key_source: str = ""
-    judge_case: dict[str, Any] | None = None
-    judge_error: str | None = None
-    protocol: str | None = None
-    model: str | None = None
-    exceptions: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _task_key(result: dict | None, config: dict | None) -> tuple[str | None, str]:
-    name = (result or {}).get("task_name")
-    if isinstance(name, str) and name:
-        return (name[len(TASK_PREFIX):] if name.startswith(TASK_PREFIX) else name.rsplit("/", 1)[-1]), "task_name"
-    for doc in (config, (result or {}).get("config")):
-        task = (doc or {}).get("task")
-        if isinstance(task, dict) and isinstance(task.get("path"), str) and task["path"]:
-            return Path(task["path"]).name, "config task path"
-    return None, ""
-
-
-def _model_of(result: dict | None, config: dict | None) -> str | None:
-    cfg = (result or {}).get("config") or config or {}
-    agent = cfg.get("agent") if isinstance(cfg, dict) else None
-    agent = agent if isinstance(agent, dict) else {}
-    info = (result or {}).get("agent_info")
-    info = info if isinstance(info, dict) else {}
-    model = agent.get("model_name")
-    if not model and isinstance(info.get("model_info"), dict):
-        mi = info["model_info"]
-        model = "/".join(x for x in (mi.get("provider"), mi.get("name")) if x) or None
-    who = agent.get("name") or agent.get("import_path") or info.get("name")
-    if model and who:
-        return f"{who}:{model}"
-    return model or who
-
-
-def _protocol_of(trial: Trial) -> str | None:
-    p = (trial.judge_case or {}).get("protocol")
-    if p:
-        return str(p)
-    cfg = (trial.result or {}).get("config") or trial.config or {}
-    task_path = ((cfg.get("task") or {}) if isinstance(cfg, dict) else {}).get("path")
-    if isinstance(task_path, str):
-        case = _json_object(Path(task_path) / "tests" / "case.json")  # the dataset, when still there
-        if case and case.get("protocol"):
-            return str(case["protocol"])
-    return None
-
-
-def read_trial(d: Path) -> Trial:
-    config = _json_object(d / "config.json")
-    result: dict[str, Any] | None = None
-    error = ""
-    if not (d / "result.json").is_file():
-        error = "no result.json (the trial did not finish)"
-    else:
-        result = _json_object(d / "result.json")
-        if result is None:
-            error = "result.json unreadable or not a JSON object"
-    t = Trial(dir=d, result=result, config=config, error=error)
-    t.task_key, t.task_key_source = _task_key(result, config)
-    jdoc = _json_object(d / "verifier" / "judge.json")
-    if jdoc is not None:
-        t.judge_case = jdoc.get("case") if isinstance(jdoc.get("case"), dict) else None
-        t.judge_error = jdoc.get("error") or None
-    t.protocol = _protocol_of(t)
-    t.model = _model_of(result, config)
-    if result is not None:
-        infos = [result.get("exception_info")]
-        infos += [s.get("exception_info") for s in (result.get("step_results") or []) if isinstance(s, dict)]
-        for info in infos:
-            if isinstance(info, dict):
-                t.exceptions.append((str(info.get("exception_type") or "Exception"),
-                                     str(info.get("exception_message") or "")))
-    return t
-
-
-def split_task_key(key: str, cases: dict[str, set[str]]) -> tuple[str, str] | None:
-    """(game, case_id) of "<game>-<case_id>" against the tasks tree (the longest game name that fits
-    and names one of its cases)."""
-    for game in sorted(cases, key=len, reverse=True):
-        if key.startswith(game + "-") and key[len(game) + 1:] in cases[game]:
-            return game, key[len(game) + 1:]
-    return None
-
-
-def _rewards_of(result: dict[str, Any]) -> dict[str, Any] | None:
-    vr = result.get("verifier_result")
-    if not isinstance(vr, dict):
-        return None
-    rw = vr.get("rewards")
-    return rw if isinstance(rw, dict) and rw else None
-
-
 def _finite_or_repr(d: dict[str, Any] | None) -> dict[str, Any] | None:
     """JSON-safe copy (a hand-edited result.json may hold NaN)."""
     if d is None:
@@ -272,30 +118,30 @@ def reward_mismatch(harbor: dict[str, Any], rejudged: dict[str, float]) -> str:
     return "; ".join(diffs)
 
 
-def trial_caveats(cell: HarborCell, trial: Trial) -> dict[str, Any] | None:
+def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
     """A trial's caveats: a Protocol A trial's agent/ folder is a native cell (its run.json is read as
     one); any other agent's trajectory gets Protocol B's egress audit and its turns counted.  Returns
     the agent's run record when there is one."""
-    agent = trial.dir / "agent"
-    run = None
-    if (agent / "run.json").is_file():
-        run, err = CV.read_json_object(agent / "run.json")
-        if run is None:
-            cell.warnings.append(f"trial {trial.dir.name}: agent/run.json {err}")
-    if run is not None:
-        if cell.protocol is None and run.get("protocol"):
-            cell.protocol = str(run["protocol"])
-        CV.read_run_caveats(cell, run)
-        return run
-    cfg = (trial.result or {}).get("config") or trial.config or {}
-    kwargs = ((cfg.get("agent") or {}).get("kwargs") or {}) if isinstance(cfg, dict) else {}
-    if isinstance(kwargs, dict) and "reasoning_effort" in kwargs:
+    agent = trial.agent_dir
+    rec, err = trial.agent_run()
+    if err:
+        cell.warnings.append(f"trial {trial.dir.name}: agent/{err}")
+    if rec is not None:
+        if cell.protocol is None and rec.protocol:
+            cell.protocol = rec.protocol
+        CV.read_run_caveats(cell, rec.as_read())
+        CV.read_run_conduct(cell, rec.as_read())
+        S.read_attempts(cell, rec, None)
+        return rec
+    kwargs = trial.agent_kwargs()
+    if "reasoning_effort" in kwargs:
         cell.effort_recorded = True
         if kwargs["reasoning_effort"] not in (None, ""):
             cell.reasoning_effort = str(kwargs["reasoning_effort"])
     if cell.protocol != "A":
         a = CV.audit_harbor_agent(agent)
         cell.audit_verdict, cell.turns_used, cell.audit_source = a["verdict"], a["turns_used"], a["source"]
+        CV.read_run_conduct(cell, {"max_turns": kwargs.get("max_turns")})  # the agent's own cap (--ak)
         if not cell.effort_recorded and a["efforts"]:
             cell.reasoning_effort, cell.effort_recorded = ",".join(sorted(a["efforts"])), True
     return None
@@ -319,7 +165,7 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
             cell.warnings.append(f"trial {trial.dir.name}: {cell.reason}")
             return cell
     agent_run = trial_caveats(cell, trial)
-    rewards = _rewards_of(r)
+    rewards = trial.rewards or None
     cell.harbor_rewards = dict(rewards) if rewards else None
     if trial.exceptions:
         cell.exception_type, cell.exception_message = trial.exceptions[0]
@@ -339,8 +185,8 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
     if r.get("reward_valid") is False:
         cell.reason = "reward_valid is false"
         return cell
-    check = verifier if cell.protocol == "A" and (trial.dir / "agent").is_dir() else None
-    if not S.passes_gates(cell, check, trial.dir / "agent", gt, gt_error):
+    check = verifier if cell.protocol == "A" and trial.agent_dir.is_dir() else None
+    if not S.passes_gates(cell, check, trial.agent_dir, gt, gt_error):
         return cell
     if exclude_flagged and cell.audit_flagged:
         S.exclude_as_flagged(cell)
@@ -348,8 +194,18 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
     if trial.judge_error:
         cell.warnings.append(f"trial {trial.dir.name}: the verifier reported an error ({trial.judge_error}); "
                              f"re-judged here")
-    answer = trial.dir / ANSWER_ARTIFACT
-    if not (answer.is_file() or answer.is_symlink()):
+    answer = trial.answer_path
+    absent = not (answer.is_file() or answer.is_symlink())
+    if absent and agent_run is not None and agent_run.ran and agent_run.answer_state not in S.NO_ANSWER_STATES:
+        # The Protocol A agent's own record says it left an answer: a vanished artifact is an integrity
+        # error naming the trial, as in a native cell, not a 0.0
+        cell.status = S.STATUS_CORRUPT
+        cell.answer_check = "absent"
+        cell.reason = (f"INTEGRITY: trial {trial.dir.name}: the answer artifact is missing, the agent's run.json "
+                       f"says it left one (answer_state {agent_run.answer_state}); not scored")
+        cell.warnings.append(cell.reason)
+        return cell
+    if absent:
         cell.status = S.STATUS_SCORED
         cell.answer_state = "no_artifact"
         cell.answer_check = "n/a"
@@ -357,7 +213,7 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
         cell.reason = "no answer artifact (never written or not collected): 0.0"
         cell.record = J.judge(gt, None, tolerance=tolerance)
     else:
-        data = S.read_answer(cell, answer, (agent_run or {}).get("answer_sha256"),
+        data = S.read_answer(cell, answer, agent_run.answer_sha256 if agent_run is not None else None,
                              label=f"trial {trial.dir.name}: answer artifact")
         if cell.status == S.STATUS_CORRUPT:
             cell.warnings.append(cell.reason)
@@ -410,7 +266,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
         raise S.ScoringInputError(f"tolerance must be a finite number >= 0, not {tolerance!r}")
     if n_boot < 0:
         raise S.ScoringInputError("--bootstrap must be >= 0")
-    facts = _job_facts(job, _json_object(job / "config.json") or {})
+    facts = _job_facts(job, R.read_job_config(job))
     J = judge_mod or load_judge()
     verifier = S.load_verifier(root) if verify_requests else None
     gt_check = S.GroundTruthCheck(root)

@@ -72,10 +72,3 @@ def _default_path_or_none() -> Path | None:
     except paths.ResourceMissing:
         return None
 
-
-def clear_cache() -> None:
-    """Forget loaded judges (tests that edit a judge file on disk)."""
-    with _lock:
-        for key, mod in list(_cache.items()):
-            sys.modules.pop(mod.__name__, None)
-        _cache.clear()

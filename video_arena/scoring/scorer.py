@@ -1,39 +1,16 @@
 """Score a results folder: per-case judge records, per-game means with n, the overall mean of game
 means, bootstrap intervals, and the comparison of two systems on the games both scored.
 
-The rules (DESIGN.md "Aggregation", seed 000 "Reporting a comparable number", docs/SCORING.md):
-
-* A cell is `<results>/<game>/<case_id>/` with `run.json` and `answer.json`.
-* **missing** (left out of every mean, never 0.0): no case folder, no `run.json`, an unreadable
-  `run.json`, `stop_reason == "harness_error"`, or no `answer.json` from a run that claims to have
-  answered.  Also missing: a case whose ground truth cannot be read (our bug, reported loudly).
-* **scored 0.0, in the mean, counted in the 0-row column**: a run that ran and left no answer:
-  Protocol B `never_wrote` / `deleted`, Protocol A `no_answer`.  Any other answer is judged as is
-  (a malformed one scores 0.0 with the judge's `format_error`).
-* **diagnostic** (excluded from benchmark means, listed): a cell whose run record names a matching
-  tolerance other than the scoring tolerance (3 s).
-* **unverified** (excluded, listed): with `--verify-requests`, a Protocol A cell whose request hash
-  does not rebuild from its condition file.
-* Per game: mean over scored cells of `reward` and `t1_f1`; `t2_macro_acc` / `t3_macro_acc` over the
-  scored cells where the tier is computable (at least one T1 match), each with its own n.  A case with
-  several cells (a Harbor job run with `-k N` attempts, video_arena/scoring/harbor_jobs.py) is first
-  averaged over its scored attempts, then the game mean is the mean of those case means (n = cases) and
-  the bootstrap resamples cases; with one cell per case (a native results folder) this is the plain
-  mean over cells.
-* Overall: the unweighted mean of the game means; a game with no scored cell drops out and is named.
-* Intervals: percentile bootstrap over the game's scored cells (seeded, deterministic); the overall
-  interval resamples every game independently and averages the replicate game means.
-* Caveats (video_arena/scoring/caveats.py): degraded, truncated, multi-block and audit-not-clean cells,
-  the recall ceiling and the reasoning effort are counted per game and overall; the cells' declared
-  conditions are compared (`SystemScore.mixed`: the CLI refuses a mixed table unless --allow-mixed).
-* Integrity: an answer whose SHA-256 is not its run record's `answer_sha256`, or a ground truth whose
-  SHA-256 is not the manifest's, is **corrupt**: never scored, listed, exit 1.  Answers are read with a
-  bound (the judge's cap + 1 byte).
+The rules (cell statuses, what is in a mean, T2/T3 over computable cells, attempts averaged per case,
+the overall mean of game means, the intervals, caveats, mixing, integrity) are written once, in
+docs/SCORING.md; what a results folder and a run record are, and the one rule of whether a cell ran
+(`cell_status`), are video_arena/core/results.py (docs/ARCHITECTURE.md).  This module implements them
+for a native results folder; video_arena/scoring/harbor_jobs.py turns a Harbor job's trials into the
+same cells.  Answers are read with a bound (the judge's cap + 1 byte).
 """
 from __future__ import annotations
 
 import importlib
-import json
 import math
 import zlib
 from dataclasses import dataclass, field
@@ -43,6 +20,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from video_arena import paths
+from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.digests import sha256_bytes
 from video_arena.protocol_a.condition import CONDITIONS_SUBDIR
@@ -56,10 +34,9 @@ ZERO_FILLED = {"t2_zero_filled": "t2_macro_acc", "t3_zero_filled": "t3_macro_acc
 ALL_METRICS = METRICS + tuple(ZERO_FILLED)
 #: Metrics that are always defined for a scored cell; T2/T3 are None without a T1 match.
 ALWAYS_DEFINED = ("reward", "t1_f1")
-#: Answer states of a run that ran and left no answer (scored 0.0, counted as 0-row).  `no_artifact`:
-#: a Harbor trial with a valid reward but no collected artifacts/app/answer.json.
-NO_ANSWER_STATES = ("never_wrote", "deleted", "too_large", "no_answer", "no_artifact")
-ANSWER_STATES = ("wrote", "never_wrote", "deleted", "too_large", "answered", "no_answer", "no_artifact")
+#: Answer states (video_arena/core/results.py): those of a run that ran and left no answer score 0.0
+NO_ANSWER_STATES = R.NO_ANSWER_STATES
+ANSWER_STATES = R.ANSWER_STATES
 SCORE_FORMAT = "video-arena-score/1"
 
 STATUS_SCORED = "scored"
@@ -72,7 +49,8 @@ STATUS_CORRUPT = "corrupt"
 STATUS_FLAGGED = "flagged"
 STATUSES = (STATUS_SCORED, STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_CORRUPT, STATUS_FLAGGED)
 EXCLUDED = (STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_FLAGGED)
-CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged")
+CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
+           "allow_paths", "preflight_warned")
 
 
 class ScoringInputError(ValueError):
@@ -117,6 +95,35 @@ class Cell:
     #: ok (the answer's SHA-256 equals the run record's), unrecorded (the record names none), oversize
     #: (over the judge's cap: not hashed, scores 0.0), n/a (no answer file is scored)
     answer_check: str | None = None
+    #: the run record's attempt number (1 = first run of the cell; not a Harbor trial's -k attempt) and how
+    #: many earlier attempts ran (re-draws)
+    run_attempt: int | None = None
+    n_redraws: int = 0
+    #: the turn cap the run declared (0 = the harness cannot count turns) and whether turns_used exceeds it
+    max_turns: int | None = None
+    over_turns: bool = False
+    #: Protocol B: the isolation mode (bwrap | none), the extra --allow-path count, the preflight
+    #: warnings (None: no preflight recorded; skipped: --skip-preflight)
+    isolation: str | None = None
+    n_allow_paths: int = 0
+    preflight: str | None = None
+    preflight_warnings: int = 0
+
+    @property
+    def redrawn(self) -> bool:
+        return self.n_redraws > 0
+
+    @property
+    def no_isolation(self) -> bool:
+        return self.isolation == "none"
+
+    @property
+    def allow_paths(self) -> bool:
+        return self.n_allow_paths > 0
+
+    @property
+    def preflight_warned(self) -> bool:
+        return self.preflight_warnings > 0
 
     @property
     def multi_block(self) -> bool:
@@ -153,6 +160,9 @@ class Cell:
             "multi_block": self.multi_block, "t1_recall_ceiling": self.recall_ceiling,
             "frames_used": self.frames_used, "turns_used": self.turns_used, "audit_verdict": self.audit_verdict,
             "audit_flagged": self.audit_flagged, "answer_check": self.answer_check, "toolkit": self.toolkit,
+            "run_attempt": self.run_attempt, "n_redraws": self.n_redraws, "max_turns": self.max_turns,
+            "over_turns": self.over_turns, "isolation": self.isolation, "n_allow_paths": self.n_allow_paths,
+            "preflight": self.preflight, "preflight_warnings": self.preflight_warnings,
         }
         for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
             row[k] = rec.get(k) if self.status == STATUS_SCORED else None
@@ -184,15 +194,12 @@ def recorded_tolerance(run: dict[str, Any]) -> float | None:
     return None
 
 
-_read_json_object = CV.read_json_object
-
-
 def read_answer(cell: Cell, path: Path, expected_sha: Any, label: str = "answer.json") -> bytes | None:
     """The bytes of an answer to judge, read with a bound (never more than the judge's cap + 1 byte),
     checked against the SHA-256 its run record names.  Sets cell.answer_check; on a mismatch sets the
     cell corrupt and returns None (the caller must not judge it).  Unreadable: None, with a warning."""
     try:
-        data, size = CV.read_bounded(path, CV.MAX_ANSWER_BYTES)
+        data, size = R.read_bounded(path, CV.MAX_ANSWER_BYTES)
     except OSError as exc:
         cell.warnings.append(f"{label} unreadable ({exc.strerror or exc}): scored as no answer")
         cell.answer_check = "unreadable"
@@ -250,32 +257,26 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
                conditions_dir: Path | None = None) -> Cell:
     """One cell's status and judge record; never raises on anything the cell folder holds."""
     cell = Cell(game=game, case_id=case_id, status=STATUS_MISSING)
-    if not cell_dir.is_dir():
-        cell.reason = "not run (no case folder)"
+    st = R.cell_status(cell_dir)
+    rec = st.record
+    if rec is None:  # no folder, no run.json, or one that is not a record
+        cell.reason = st.reason
+        if st.state == R.UNREADABLE:
+            cell.warnings.append(cell.reason)
         return cell
-    run_path = cell_dir / "run.json"
-    if not run_path.is_file():
-        cell.reason = "no run.json"
-        return cell
-    run, err = _read_json_object(run_path)
-    if run is None:
-        cell.reason = f"run.json {err}"
+    run = rec.as_read()
+    cell.protocol, cell.model, cell.stop_reason = rec.protocol, rec.model, rec.stop_reason
+    cell.answer_state, cell.instruction_sha256 = rec.answer_state, rec.instruction_sha256
+    other = rec.names_other_cell(game, case_id)
+    if other:
+        cell.reason = other
         cell.warnings.append(cell.reason)
         return cell
-    cell.protocol = str(run["protocol"]) if run.get("protocol") is not None else None
-    cell.model = str(run["model"]) if run.get("model") is not None else None
-    cell.stop_reason = str(run["stop_reason"]) if run.get("stop_reason") is not None else None
-    cell.answer_state = str(run["answer_state"]) if run.get("answer_state") is not None else None
-    sha = run.get("instruction_sha256")
-    cell.instruction_sha256 = sha if isinstance(sha, str) else None
-    for key, expected in (("game", game), ("case_id", case_id)):
-        if key in run and run[key] != expected:
-            cell.reason = f"run.json names {key} {run[key]!r}, its folder is {expected!r}"
-            cell.warnings.append(cell.reason)
-            return cell
     CV.read_run_caveats(cell, run, conditions_dir)
-    if cell.stop_reason == "harness_error":
-        cell.reason = "harness_error (never ran)"
+    CV.read_run_conduct(cell, run)
+    read_attempts(cell, rec, cell_dir)
+    if not st.finished:  # harness_error: never ran
+        cell.reason = st.reason
         return cell
     if cell.answer_state is not None and cell.answer_state not in ANSWER_STATES:
         cell.warnings.append(f"unknown answer_state {cell.answer_state!r}")
@@ -297,7 +298,7 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
     if exclude_flagged and cell.audit_flagged:
         exclude_as_flagged(cell)
         return cell
-    answer_path = cell_dir / "answer.json"
+    answer_path = cell_dir / R.ANSWER_FILE
     if cell.answer_state in NO_ANSWER_STATES:
         # Ran, left no answer: 0.0 in the mean.  The state decides (seed 000): a never_wrote file
         # is the seed by definition, whatever bytes a later tool may have put there.
@@ -308,14 +309,37 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         cell.record = judge_mod.judge(gt, None, tolerance=tolerance)
         return cell
     if not (answer_path.is_file() or answer_path.is_symlink()):
-        cell.reason = "no answer.json"
+        # The run finished and says it left an answer: a vanished answer is not a missing cell (that would
+        # shrink the denominator), it is an integrity error naming the cell.
+        cell.status = STATUS_CORRUPT
+        cell.answer_check = "absent"
+        cell.reason = (f"INTEGRITY: answer.json is missing, its run record says the run left one (answer_state "
+                       f"{cell.answer_state or 'not recorded'}, stop_reason {cell.stop_reason}): the answer was "
+                       f"removed after the run; not scored")
+        cell.warnings.append(cell.reason)
         return cell
-    data = read_answer(cell, answer_path, run.get("answer_sha256"))
+    data = read_answer(cell, answer_path, rec.answer_sha256)
     if cell.status == STATUS_CORRUPT:
         cell.warnings.append(cell.reason)
         return cell
     judge_answer(judge_mod, cell, gt, data, tolerance)
     return cell
+
+
+def read_attempts(cell: Cell, rec: R.RunRecord, cell_dir: Path | None) -> None:
+    """The cell's attempt number and re-draws (earlier attempts that ran), from its run record; an
+    earlier attempt the record names but the cell folder no longer holds is warned about."""
+    att = rec.extras.get("attempt")
+    cell.run_attempt = att if isinstance(att, int) and not isinstance(att, bool) else None
+    cell.n_redraws = len(R.redraws_of(rec))
+    if cell_dir is None:
+        return
+    prev = rec.extras.get("previous_attempts")
+    gone = [str(p.get("attempt")) for p in prev if isinstance(p, dict)
+            and not (cell_dir / R.ATTEMPTS_DIR / str(p.get("attempt"))).is_dir()] if isinstance(prev, list) else []
+    if gone:
+        cell.warnings.append(f"attempt history incomplete: {R.ATTEMPTS_DIR}/{', '.join(gone)} named in run.json "
+                             f"but not in the cell folder")
 
 
 def mark_gt_corrupt(cell: Cell, why: str) -> None:
@@ -346,7 +370,7 @@ class GroundTruthCheck:
                 self._manifests[game] = None
                 self.unchecked_games.append(game)
             else:
-                doc, err = CV.read_json_object(path)
+                doc, err = R.read_json_object(path)
                 if doc is None:
                     raise ScoringInputError(f"{path}: {err}; the ground truth cannot be checked")
                 self._manifests[game] = {str(c.get("case_id")): str(c.get("gt_sha256") or "")
@@ -360,7 +384,7 @@ class GroundTruthCheck:
         if manifest is not None:
             want = manifest.get(case_id)
             try:
-                data, size = CV.read_bounded(gt_path, 1 << 28)
+                data, size = R.read_bounded(gt_path, 1 << 28)
                 got = sha256_bytes(data)
             except OSError as exc:
                 return None, f"{gt_path.name}: unreadable ({exc.strerror or exc})", False
@@ -393,9 +417,9 @@ def inspect_results(results: Path, tasks_root: Path) -> dict[str, list[str]]:
     unknown = [d.name for d in subdirs if d.name not in known]
     if len(unknown) == len(subdirs):  # nothing in it is a game folder
         looks_like = ""
-        if (results / "run.json").is_file():
+        if (results / R.RUN_FILE).is_file():
             looks_like = "; it holds a run.json itself: that is one cell's folder, pass the folder two levels up"
-        elif any((d / "run.json").is_file() for d in subdirs):
+        elif any((d / R.RUN_FILE).is_file() for d in subdirs):
             looks_like = "; its subfolders hold run.json: that is one game's folder, pass its parent"
         elif not subdirs:
             looks_like = "; it is empty"
@@ -730,7 +754,7 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
             cells = []
             for case_id in case_ids:
                 gt, gt_error, corrupt = None, "", False
-                cell_dir = results / game / case_id
+                cell_dir = R.cell_dir(results, game, case_id)
                 if cell_dir.is_dir():  # a GT is only needed (and only reported) for a cell that exists
                     gt, gt_error, corrupt = gt_check.load(J, game, case_id)
                 cell = score_cell(J, game, case_id, cell_dir, gt, gt_error, float(tolerance), digests, verifier,
@@ -862,7 +886,8 @@ CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cell
               "unverified", "flagged_excluded", "corrupt", "zero_rows",
               "format_errors", "reward", "reward_ci_lo", "reward_ci_hi", "t1_f1", "t1_f1_ci_lo", "t1_f1_ci_hi",
               "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "t2_zero_filled", "t3_zero_filled",
-              "degraded", "truncated", "multi_block", "audit_flagged", "t1_recall_ceiling_mean", "reasoning_effort",
+              "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
+              "allow_paths", "preflight_warned", "t1_recall_ceiling_mean", "reasoning_effort",
               "in_overall", "table_diagnostic", "mixed"]
 
 

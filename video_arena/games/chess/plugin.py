@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bz2
 import functools
-import hashlib
 import io
 import math
 import os
@@ -22,6 +21,7 @@ from typing import Any, Iterator
 import chess
 import chess.pgn
 
+from video_arena.digests import sha256_file
 from video_arena.games.base import GamePlugin, Step
 
 DATA = Path(__file__).resolve().parent / "data" / "chess_masters_WCC.pgn.bz2"
@@ -311,7 +311,7 @@ class ChessPlugin(GamePlugin):
         return {
             "source": SOURCE_TEXT,
             "data_file": f"video_arena/games/chess/data/{DATA.name}",
-            "data_sha256": hashlib.sha256(DATA.read_bytes()).hexdigest(),
+            "data_sha256": sha256_file(DATA),
             "licence": LICENCE,
             "selection": f"decisive games (1-0 / 0-1) of {MIN_PLIES}-{MAX_PLIES} plies, seeded sample",
             "engine": "Stockfish (Debian package stockfish), GPL-3.0; the version is in each case's evaluator",
@@ -319,7 +319,7 @@ class ChessPlugin(GamePlugin):
             "v_t": f"White's expected score W + D/2 from Stockfish's WDL (model: {WDL_MODEL}); "
                    "terminal positions from the rules",
             "renderer": {"size": [SIZE, SIZE], "font": "DejaVu Sans (matplotlib's bundled copy)",
-                         "font_sha256": hashlib.sha256(font_path().read_bytes()).hexdigest(),
+                         "font_sha256": sha256_file(font_path()),
                          "hud": "none: board, pieces and last-move tint only"},
         }
 

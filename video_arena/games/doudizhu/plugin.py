@@ -9,7 +9,6 @@ right and player 2 on the left (play goes counter-clockwise: bottom, right, left
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 from functools import lru_cache
@@ -18,6 +17,7 @@ from typing import Any, Iterator
 
 from PIL import Image, ImageDraw, ImageFont
 
+from video_arena.digests import derived_int
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.doudizhu import engine as E
 
@@ -49,7 +49,7 @@ BOTTOM_Y = 16
 
 
 def deal_seed(seed: int, k: int) -> int:
-    return int.from_bytes(hashlib.sha256(f"doudizhu/{seed}/{k}".encode()).digest()[:4], "big")
+    return derived_int(f"doudizhu/{seed}/{k}")
 
 
 def make_record(dseed: int) -> dict[str, Any]:

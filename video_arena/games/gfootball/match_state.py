@@ -219,13 +219,6 @@ def _released_steps(m: Match) -> list[tuple[int, int]]:
     return out
 
 
-def _next_owned(m: Match, start: int) -> int:
-    for i in range(start, m.n):
-        if m.owner[i][0] != -1:
-            return i
-    return m.n
-
-
 def _goal_steps(m: Match) -> list[tuple[int, int]]:
     """(step where the score changed, side credited)."""
     out = []
@@ -284,16 +277,6 @@ def goal_crossing_step(m: Match, change: int, sign: int, lookback: int = 60) -> 
 def _strike_before(m: Match, step: int, releases: list[tuple[int, int]]) -> int | None:
     cands = [r for r, _ in releases if r <= step]
     return cands[-1] if cands else None
-
-
-def _first_taker(m: Match, start: int, mode: int) -> int | None:
-    """The team that first owns the ball from `start` on, while the game is in `mode` or just after."""
-    for i in range(start, min(m.n, start + 200)):
-        if m.owner[i][0] in (0, 1):
-            return m.owner[i][0]
-        if m.game_mode[i] not in (mode, NORMAL):
-            return None
-    return None
 
 
 def _nearest_team(m: Match, i: int) -> int:

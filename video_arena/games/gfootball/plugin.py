@@ -13,7 +13,6 @@ frame per engine step (fps 10), no text of any kind.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -30,6 +29,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from video_arena import paths
+from video_arena.digests import sha256_text
 from video_arena.media.pacing import Schedule
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.gfootball import match_state as MS
@@ -85,7 +85,7 @@ def budget() -> dict[str, int]:
 
 def run_path(spec: dict[str, Any], budget_: dict[str, int]) -> Path:
     key = json.dumps([spec, budget_], sort_keys=True)
-    return run_dir() / f"{spec_id(spec)}-{hashlib.sha256(key.encode()).hexdigest()[:10]}.json"
+    return run_dir() / f"{spec_id(spec)}-{sha256_text(key)[:10]}.json"
 
 
 def simulate(spec: dict[str, Any], budget_: dict[str, int] | None = None, at_steps: list[int] | None = None,

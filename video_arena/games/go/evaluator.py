@@ -13,7 +13,6 @@ interrupted evaluation resumes where it stopped.
 from __future__ import annotations
 
 import atexit
-import hashlib
 import json
 import os
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from video_arena import paths
+from video_arena.digests import sha256_text
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "katago" / "analysis.cfg"
@@ -139,7 +139,7 @@ def engine() -> KataGo:
 
 def cache_path(game_id: str, gtp_moves: list[list[str]], komi: float) -> Path:
     key = json.dumps({"evaluator": EVALUATOR, "moves": gtp_moves, "komi": komi}, sort_keys=True)
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    digest = sha256_text(key)[:16]
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in game_id)
     return vt_cache_dir() / f"{safe}-{digest}.json"
 

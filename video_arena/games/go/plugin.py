@@ -13,9 +13,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
-from PIL import Image, ImageDraw
+from PIL import Image
 
 from video_arena.games.base import GamePlugin, Step
+from video_arena.games.stone_board import StoneBoard, StoneStyle
 from video_arena.games.go import evaluator as kg
 from video_arena.games.go.rules import (BLACK, WHITE, Board, IllegalMove, SgfError, parse_sgf, sgf_to_gtp,
                                         sgf_to_where, sgf_to_xy)
@@ -149,56 +150,16 @@ def positions(record: dict[str, Any]) -> Iterator[tuple[Board, list[tuple[int, i
 
 # -- rendering ----------------------------------------------------------------------------------------
 
-def _px(i: int) -> int:
-    return MARGIN + i * SPACING
-
-
-@lru_cache(maxsize=1)
-def _empty_board() -> Image.Image:
-    img = Image.new("RGB", (RENDER, RENDER), BOARD_RGB)
-    d = ImageDraw.Draw(img)
-    lo, hi = _px(0), _px(SIZE - 1)
-    for i in range(SIZE):
-        w = 2 if i in (0, SIZE - 1) else 1
-        d.line([(_px(i), lo), (_px(i), hi)], fill=LINE_RGB, width=w)
-        d.line([(lo, _px(i)), (hi, _px(i))], fill=LINE_RGB, width=w)
-    for c, r in STAR_POINTS:
-        x, y = _px(c), _px(r)
-        d.ellipse([x - 3, y - 3, x + 3, y + 3], fill=LINE_RGB)
-    return img
-
-
-@lru_cache(maxsize=2)
-def _stone(colour: str) -> tuple[Image.Image, Image.Image]:
-    """(RGB sprite, alpha mask) of one stone, drawn at SUPERSAMPLE x and reduced (deterministic)."""
-    s = SUPERSAMPLE
-    box = (2 * STONE_R + 2) * s
-    big = Image.new("RGB", (box, box), (0, 0, 0))
-    mask = Image.new("L", (box, box), 0)
-    d, dm = ImageDraw.Draw(big), ImageDraw.Draw(mask)
-    o = s  # 1 px of padding
-    circle = [o, o, o + 2 * STONE_R * s, o + 2 * STONE_R * s]
-    dm.ellipse(circle, fill=255)
-    if colour == BLACK:
-        d.ellipse(circle, fill=(18, 18, 18))
-        hl = [o + 7 * s, o + 6 * s, o + 13 * s, o + 12 * s]
-        d.ellipse(hl, fill=(70, 70, 70))
-    else:
-        d.ellipse(circle, fill=(90, 90, 90))
-        inset = int(1.2 * s)
-        d.ellipse([circle[0] + inset, circle[1] + inset, circle[2] - inset, circle[3] - inset], fill=(242, 242, 236))
-    size = (box // s, box // s)
-    return big.resize(size, Image.Resampling.LANCZOS), mask.resize(size, Image.Resampling.LANCZOS)
+_S = SUPERSAMPLE
+BOARD = StoneBoard(SIZE, RENDER, SPACING, STONE_R, BOARD_RGB, LINE_RGB, STAR_POINTS, {
+    BLACK: StoneStyle((18, 18, 18), highlight=(70, 70, 70), highlight_box=(8 * _S, 7 * _S, 14 * _S, 13 * _S)),
+    WHITE: StoneStyle((90, 90, 90), face=(242, 242, 236), inset=int(1.2 * _S)),
+}, supersample=SUPERSAMPLE, edge_width=2)
+_px = BOARD.px
 
 
 def draw_board(board: Board) -> Image.Image:
-    img = _empty_board().copy()
-    for c, r, colour in board.stones():
-        sprite, mask = _stone(colour)
-        x0 = _px(c) - sprite.width // 2
-        y0 = _px(r) - sprite.height // 2
-        img.paste(sprite, (x0, y0), mask)
-    return img
+    return BOARD.draw(board.stones())
 
 
 # -- pacing -------------------------------------------------------------------------------------------

@@ -303,10 +303,6 @@ class Engine:
         return {"mode": self.mode, "depth": self.depth, "width": self.width,
                 "temperature": self.temperature, "epsilon": self.epsilon}
 
-    @classmethod
-    def from_spec(cls, spec: dict) -> "Engine":
-        return cls(**spec)
-
     def choose(self, board: Board, rng: random.Random) -> int:
         color = board.to_move
         if self.mode == "random":

@@ -10,17 +10,17 @@ deterministically).
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import random
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageFont
 
+from video_arena.digests import derived_int
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.gomoku import engine as E
+from video_arena.games.stone_board import StoneBoard, StoneStyle
 
 ENGINE_VERSION = "video-arena-gomoku/1"
 ENGINE_A = E.Engine(mode="search", depth=3, width=6, temperature=0.1)
@@ -44,7 +44,7 @@ FONT_PATH = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"  # Debian fonts-de
 
 
 def game_seed(seed: int, k: int) -> int:
-    return int.from_bytes(hashlib.sha256(f"gomoku/{seed}/{k}".encode()).digest()[:4], "big")
+    return derived_int(f"gomoku/{seed}/{k}")
 
 
 def make_record(gseed: int, a_is_black: bool) -> dict[str, Any]:
@@ -93,62 +93,33 @@ def _font(path: str, size: int) -> ImageFont.FreeTypeFont:
     return ImageFont.truetype(path, size)
 
 
-def _px(i: int) -> int:
-    return MARGIN + i * SPACING
-
-
-@lru_cache(maxsize=1)
-def _empty_board() -> Image.Image:
-    img = Image.new("RGB", (RENDER, RENDER), BOARD_RGB)
-    d = ImageDraw.Draw(img)
-    lo, hi = _px(0), _px(E.SIZE - 1)
-    for i in range(E.SIZE):
-        d.line([(_px(i), lo), (_px(i), hi)], fill=LINE_RGB, width=1)
-        d.line([(lo, _px(i)), (hi, _px(i))], fill=LINE_RGB, width=1)
-    d.rectangle([lo - 1, lo - 1, hi + 1, hi + 1], outline=LINE_RGB, width=2)
-    for r, c in STAR_POINTS:
-        x, y = _px(c), _px(r)
-        d.ellipse([x - 3, y - 3, x + 3, y + 3], fill=LINE_RGB)
+def _labels(d, board: StoneBoard) -> None:
+    """Column letters under the board, row numbers left of it."""
     font = _font(FONT_PATH, 12)
-    for c in range(E.SIZE):  # column letters under the board, row numbers left of it
-        d.text((_px(c), hi + 19), E.COLUMNS[c], fill=LINE_RGB, font=font, anchor="mm")
+    lo, hi = board.px(0), board.px(E.SIZE - 1)
+    for c in range(E.SIZE):
+        d.text((board.px(c), hi + 19), E.COLUMNS[c], fill=LINE_RGB, font=font, anchor="mm")
     for r in range(E.SIZE):
-        d.text((lo - 20, _px(r)), str(E.SIZE - r), fill=LINE_RGB, font=font, anchor="mm")
-    return img
+        d.text((lo - 20, board.px(r)), str(E.SIZE - r), fill=LINE_RGB, font=font, anchor="mm")
 
 
-@lru_cache(maxsize=2)
-def _stone(color: int) -> tuple[Image.Image, Image.Image]:
-    n = (2 * STONE_R + 2) * SUPERSAMPLE
-    rgb = Image.new("RGB", (n, n), (0, 0, 0))
-    mask = Image.new("L", (n, n), 0)
-    dm, dr = ImageDraw.Draw(mask), ImageDraw.Draw(rgb)
-    box = [SUPERSAMPLE, SUPERSAMPLE, n - SUPERSAMPLE - 1, n - SUPERSAMPLE - 1]
-    dm.ellipse(box, fill=255)
-    if color == E.BLACK:
-        dr.ellipse(box, fill=(18, 18, 18))
-        hl = n // 3
-        dr.ellipse([hl - 4 * SUPERSAMPLE, hl - 4 * SUPERSAMPLE, hl + 2 * SUPERSAMPLE, hl + 2 * SUPERSAMPLE],
-                   fill=(70, 70, 70))
-    else:
-        dr.ellipse(box, fill=(110, 110, 110))
-        inner = [b + (SUPERSAMPLE if k < 2 else -SUPERSAMPLE) for k, b in enumerate(box)]
-        dr.ellipse(inner, fill=(244, 244, 240))
-    size = (2 * STONE_R + 2, 2 * STONE_R + 2)
-    return rgb.resize(size, Image.LANCZOS), mask.resize(size, Image.LANCZOS)
-
-
-def _paste_stone(img: Image.Image, r: int, c: int, color: int) -> None:
-    rgb, mask = _stone(color)
-    img.paste(rgb, (_px(c) - STONE_R - 1, _px(r) - STONE_R - 1), mask)
+_S, _HL = SUPERSAMPLE, (2 * STONE_R + 2) * SUPERSAMPLE // 3
+BOARD = StoneBoard(E.SIZE, RENDER, SPACING, STONE_R, BOARD_RGB, LINE_RGB, [(c, r) for r, c in STAR_POINTS], {
+    E.BLACK: StoneStyle((18, 18, 18), highlight=(70, 70, 70),
+                        highlight_box=(_HL - 4 * _S, _HL - 4 * _S, _HL + 2 * _S, _HL + 2 * _S)),
+    E.WHITE: StoneStyle((110, 110, 110), face=(244, 244, 240), inset=_S),
+}, supersample=SUPERSAMPLE, frame=True, disc_trim=1, decorate=_labels)
 
 
 def draw_moves(moves: list[str]) -> Image.Image:
-    img = _empty_board().copy()
+    return BOARD.draw(_stones(moves))
+
+
+def _stones(moves: list[str]) -> Iterator[tuple[int, int, int]]:
+    """(col, row, colour) of each move, Black first."""
     for k, name in enumerate(moves):
         r, c = E.parse_coord(name)
-        _paste_stone(img, r, c, E.BLACK if k % 2 == 0 else E.WHITE)
-    return img
+        yield c, r, E.BLACK if k % 2 == 0 else E.WHITE
 
 
 def think_time(kind: str, i: int, rng: random.Random) -> float:
@@ -217,11 +188,10 @@ class GomokuPlugin(GamePlugin):
 
     # -- rendering --
     def render(self, record: dict[str, Any]) -> Iterator[Image.Image]:
-        img = _empty_board().copy()
+        img = BOARD.empty().copy()
         yield img.copy()
-        for k, name in enumerate(record["moves"]):
-            r, c = E.parse_coord(name)
-            _paste_stone(img, r, c, E.BLACK if k % 2 == 0 else E.WHITE)
+        for c, r, colour in _stones(record["moves"]):
+            BOARD.paste(img, c, r, colour)
             yield img.copy()
 
     def render_position(self, record: dict[str, Any], index: int) -> Image.Image:

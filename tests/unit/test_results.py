@@ -1,0 +1,119 @@
+"""video_arena/core/results.py: the cell layout, the run record and its one writer, `cell_status`, the
+Harbor trial reader."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from video_arena.core import results as R
+
+
+def rec(**over) -> dict:
+    doc = {"protocol": "B", "model": "m", "game": "chess", "case_id": "Fx7kQ2aB", "stop_reason": "completed",
+           "answer_state": "wrote", "n_rows": 2, "wall_s": 1.5, "instruction_sha256": "a" * 64,
+           "answer_sha256": "b" * 64, "started_at": "2026-01-01T00:00:00+00:00",
+           "finished_at": "2026-01-01T00:00:02+00:00", "audit": {"verdict": "clean"}}
+    doc.update(over)
+    return doc
+
+
+def test_run_record_round_trip_keeps_the_protocol_extras(tmp_path):
+    written = R.write_run(tmp_path, rec())
+    assert written.extras == {"audit": {"verdict": "clean"}}
+    got, err = R.read_run(tmp_path)
+    assert err == "" and got == written
+    assert got.get("audit") == {"verdict": "clean"} and got.get("n_rows") == 2
+    assert list(json.loads((tmp_path / "run.json").read_text()))[:len(R.COMMON_KEYS)] == list(R.COMMON_KEYS)
+
+
+def test_the_writer_refuses_a_common_key_of_the_wrong_type(tmp_path):
+    for key, bad in (("n_rows", "2"), ("wall_s", True), ("answer_sha256", 5), ("protocol", 1)):
+        with pytest.raises(TypeError, match=key):
+            R.write_run(tmp_path, rec(**{key: bad}))
+    assert not (tmp_path / "run.json").exists()
+
+
+def test_the_writer_is_surrogate_safe_and_atomic(tmp_path):
+    R.write_run(tmp_path, rec(reply_head="cut \ud83d mid-pair"))
+    text = (tmp_path / "run.json").read_text(encoding="utf-8")
+    assert "\\ud83d" in text  # escaped, still valid JSON with the same value
+    assert json.loads(text)["reply_head"] == "cut \ud83d mid-pair"
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]  # no temporary file left
+
+
+def test_a_reader_takes_wrong_types_as_not_recorded(tmp_path):
+    (tmp_path / "run.json").write_text(json.dumps(rec(n_rows="many", answer_sha256=7, protocol=3, game=None)))
+    got, _ = R.read_run(tmp_path)
+    assert got.n_rows is None and got.answer_sha256 is None and got.protocol == "3"
+    assert got.names_other_cell("chess", "Fx7kQ2aB") == "run.json names game None, its folder is 'chess'"
+
+
+@pytest.mark.parametrize("setup, state, finished", [
+    (None, R.NOT_RUN, False),
+    ("folder", R.NO_RECORD, False),
+    ("[1, 2]", R.UNREADABLE, False),
+    ("{not json", R.UNREADABLE, False),
+    (rec(stop_reason="harness_error", answer_state=None), R.NEVER_RAN, False),
+    (rec(stop_reason=None), R.NEVER_RAN, False),
+    (rec(), R.RAN, True),
+    (rec(protocol="A", stop_reason="length", answer_state="answered"), R.RAN, True),
+])
+def test_cell_status_is_the_one_rule(tmp_path, setup, state, finished):
+    cdir = R.cell_dir(tmp_path, "chess", "Fx7kQ2aB")
+    if setup is not None:
+        cdir.mkdir(parents=True)
+        if isinstance(setup, dict):
+            (cdir / "run.json").write_text(json.dumps(setup))
+        elif setup != "folder":
+            (cdir / "run.json").write_text(setup)
+    st = R.cell_status(cdir)
+    assert (st.state, st.finished, st.missing) == (state, finished, not finished)
+    assert st.reason or finished
+
+
+def test_a_symlinked_run_json_is_not_followed(tmp_path):
+    other = tmp_path / "elsewhere.json"
+    other.write_text(json.dumps(rec()))
+    cdir = tmp_path / "c"
+    cdir.mkdir()
+    os.symlink(other, cdir / "run.json")
+    assert R.cell_status(cdir).state == R.UNREADABLE
+
+
+def test_trial_reader(tmp_path):
+    job = tmp_path / "job"
+    t = job / "chess-Fx7kQ2aB__abc1234"
+    (t / "verifier").mkdir(parents=True)
+    (t / "agent").mkdir()
+    (job / "config.json").write_text(json.dumps({"job_name": "job", "n_attempts": 1}))
+    (t / "config.json").write_text(json.dumps({"task": {"path": "ds/chess-Fx7kQ2aB"},
+                                               "agent": {"name": "nop", "kwargs": {"max_turns": 5}}}))
+    (t / "result.json").write_text(json.dumps({
+        "task_name": "video-arena/chess-Fx7kQ2aB", "verifier_result": {"rewards": {"reward": 0.0}},
+        "exception_info": {"exception_type": "AgentTimeoutError", "exception_message": "late"}}))
+    (t / "verifier" / "judge.json").write_text(json.dumps({"answer_state": "never_wrote",
+                                                           "case": {"protocol": "B"}}))
+    (t / "agent" / "exit-code.txt").write_text("3\n")
+    unfinished = job / "chess-Gm4pR9zT__def5678"
+    unfinished.mkdir()
+    (unfinished / "config.json").write_text(json.dumps({"task": {"path": "ds/chess-Gm4pR9zT"}}))
+    assert R.is_harbor_job(job) and not R.is_harbor_job(t)
+    a, b = R.read_job(job)
+    assert (a.task_key, a.protocol, a.model, a.exit_code, a.judge_answer_state) == \
+        ("chess-Fx7kQ2aB", "B", "nop", "3", "never_wrote")
+    assert a.exceptions == [("AgentTimeoutError", "late")] and a.rewards == {"reward": 0.0}
+    assert a.agent_kwargs() == {"max_turns": 5} and a.answer_path == t / "artifacts" / "app" / "answer.json"
+    assert b.result is None and b.error.startswith("no result.json") and b.task_key == "chess-Gm4pR9zT"
+    assert R.finished_trials(job) == 1
+    assert R.split_task_key("chess-Fx7kQ2aB", {"chess": {"Fx7kQ2aB"}}) == ("chess", "Fx7kQ2aB")
+
+
+def test_write_answer_keeps_collected_bytes_exactly(tmp_path):
+    raw = b'{"events": []}  \n\n'
+    assert R.write_answer(tmp_path, raw).read_bytes() == raw
+    R.write_answer(tmp_path, {"events": []})
+    assert json.loads((tmp_path / "answer.json").read_text()) == {"events": []}
+    assert isinstance(R.cell_dir(Path("x"), "g", "c"), Path)

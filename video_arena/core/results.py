@@ -1,0 +1,567 @@
+"""The results contract: where a cell's files are, its run record, whether it ran, and Harbor's trial
+folders.  Every runner writes a cell only through this module and every reader (the scorer, the
+explorer, oracle-check, the baselines) reads one only through it (docs/ARCHITECTURE.md, "Results
+folder").
+
+    <out>/<game>/<case_id>/answer.json    the answer (Protocol B: the sandbox's answer.json or the seed)
+    <out>/<game>/<case_id>/run.json       the run record: `RunRecord` (common keys + protocol extras)
+    <out>/<game>/<case_id>/...            logs, prompt.txt, reply.txt, receipt.json (the runner's own)
+
+    <job>/config.json                     a Harbor job (JobConfig); its trial folders:
+    <job>/<trial>/result.json, config.json, exception.txt, verifier/{reward.json, judge.json},
+        artifacts/app/answer.json, agent/ (a Protocol A trial's agent/ is a native cell folder)
+
+`cell_status` is the one rule for "did this cell run": a cell with no folder, no run.json, an
+unreadable run.json or `stop_reason` `harness_error` (or none) never ran: it is re-run on resume and
+is missing in a table, never 0.0.  Every other cell ran; what it left is the scorer's business.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RUN_FILE = "run.json"
+ANSWER_FILE = "answer.json"
+#: Run records, manifests, Harbor result and config documents are read with this bound (far above any
+#: real one): a hostile or broken file costs at most this much memory.
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+
+#: stop_reason of a cell whose agent or request never ran: missing, never 0.0
+HARNESS_ERROR = "harness_error"
+#: Answer states of a run that ran and left no answer (scored 0.0, counted as 0-row).  `no_artifact`:
+#: a Harbor trial with a valid reward but no collected artifacts/app/answer.json.
+NO_ANSWER_STATES = ("never_wrote", "deleted", "too_large", "no_answer", "no_artifact")
+ANSWER_STATES = ("wrote", "never_wrote", "deleted", "too_large", "answered", "no_answer", "no_artifact")
+
+
+# --------------------------------------------------------------------------------------------------
+# bounded reads, atomic writes
+# --------------------------------------------------------------------------------------------------
+def read_bounded(path: Path, cap: int) -> tuple[bytes, int]:
+    """(at most cap + 1 bytes of a regular file, its size).  The size is checked before reading, so a
+    2 GB (sparse) file costs cap + 1 bytes of memory, never its size.  Raises OSError (a symlink or a
+    folder is refused: O_NOFOLLOW)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{Path(path).name} is not a regular file")
+        want = min(st.st_size, cap) + 1
+        chunks, got = [], 0
+        while got < want:
+            b = os.read(fd, min(1 << 20, want - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        return b"".join(chunks), st.st_size
+    finally:
+        os.close(fd)
+
+
+def read_json_object(path: Path, cap: int = MAX_RECORD_BYTES) -> tuple[dict[str, Any] | None, str]:
+    """A JSON object from a file read with a bound; (None, why) when it is not one."""
+    try:
+        data, size = read_bounded(path, cap)
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror or exc})"
+    if size > cap:
+        return None, f"larger than {cap} bytes ({size})"
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        return None, f"not JSON ({str(exc)[:80]})"
+    if not isinstance(doc, dict):
+        return None, f"not a JSON object (a {type(doc).__name__})"
+    return doc, ""
+
+
+def json_text(obj: Any) -> str:
+    """Indented JSON text of a document that may hold lone surrogates (a model's reply cut mid-pair):
+    UTF-8 where it can be, \\u escapes (still valid JSON, same value) where it cannot."""
+    text = json.dumps(obj, indent=1, ensure_ascii=False) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj, indent=1, ensure_ascii=True) + "\n"
+    return text
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write a file so that a reader sees the old bytes or the new ones, never a part (a temporary
+    file in the same folder, then rename; the name is unique per process and thread)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
+def write_json_atomic(path: Path, doc: Any) -> None:
+    """A JSON document written atomically and surrogate-safe (`json_text`)."""
+    write_bytes_atomic(path, json_text(doc).encode("utf-8"))
+
+
+# --------------------------------------------------------------------------------------------------
+# the cell folder
+# --------------------------------------------------------------------------------------------------
+def cell_dir(out: str | os.PathLike, game: str, case_id: str) -> Path:
+    return Path(out) / game / case_id
+
+
+def clear_files(cdir: Path, names: tuple[str, ...], folders: tuple[str, ...] = ()) -> None:
+    """Remove what an earlier run of the cell left (so a run that dies early can never be scored on
+    its predecessor's answer)."""
+    import shutil
+
+    for name in names:
+        try:
+            (cdir / name).unlink()
+        except FileNotFoundError:
+            pass
+    for name in folders:
+        shutil.rmtree(cdir / name, ignore_errors=True)
+
+
+#: A cell's earlier attempts: <cell>/attempts/<n>/ holds attempt n's files as it left them.
+ATTEMPTS_DIR = "attempts"
+
+
+@dataclass
+class Attempt:
+    """The attempt a runner is starting: its number (1 for a first run) and what the earlier ones were."""
+    n: int
+    previous: list[dict[str, Any]] = field(default_factory=list)
+
+    def record_keys(self) -> dict[str, Any]:
+        """The run.json keys of the attempt history (docs/PROTOCOLS.md, "Attempts")."""
+        return {"attempt": self.n, "previous_attempts": self.previous}
+
+
+def _attempt_summary(n: int, folder: Path) -> dict[str, Any]:
+    rec, err = read_run(folder)
+    if rec is None:
+        return {"attempt": n, "stop_reason": None, "ran": False, "note": err or "no run.json"}
+    return {"attempt": n, "stop_reason": rec.stop_reason, "answer_state": rec.answer_state, "ran": rec.ran,
+            "answer_sha256": rec.answer_sha256, "finished_at": rec.finished_at}
+
+
+def start_attempt(cdir: str | os.PathLike, run_files: tuple[str, ...]) -> Attempt:
+    """Before a (re-)run of a cell: move the files an earlier run left in the cell folder (`run_files`:
+    the runner's own names, run.json and answer.json among them) into `attempts/<n>/` (nothing is
+    deleted), and return the new attempt's number with a summary of every earlier one.  A first run of
+    a cell is attempt 1 with no history; files the runner does not own are left where they are."""
+    cdir = Path(cdir)
+    cdir.mkdir(parents=True, exist_ok=True)
+    hist = cdir / ATTEMPTS_DIR
+    earlier = sorted((int(p.name), p) for p in hist.iterdir() if p.is_dir() and p.name.isdigit()) \
+        if hist.is_dir() else []
+    left = [cdir / name for name in dict.fromkeys((RUN_FILE, ANSWER_FILE, *run_files))
+            if os.path.lexists(cdir / name)]
+    if left:
+        n_prev = (earlier[-1][0] if earlier else 0) + 1
+        dest = hist / str(n_prev)
+        dest.mkdir(parents=True)
+        for p in left:
+            os.replace(p, dest / p.name)
+        earlier.append((n_prev, dest))
+    previous = [_attempt_summary(n, p) for n, p in earlier]
+    return Attempt(n=(earlier[-1][0] + 1) if earlier else 1, previous=previous)
+
+
+def redraws_of(record: RunRecord) -> list[dict[str, Any]]:
+    """The earlier attempts of a cell that ran (not harness errors): each one is a re-draw."""
+    prev = record.extras.get("previous_attempts")
+    if not isinstance(prev, list):
+        return []
+    return [p for p in prev if isinstance(p, dict) and p.get("stop_reason") not in (None, HARNESS_ERROR)]
+
+
+def write_answer(cdir: Path, answer: dict[str, Any] | bytes) -> Path:
+    """The cell's answer.json: a document (written as JSON) or the exact bytes collected."""
+    path = Path(cdir) / ANSWER_FILE
+    if isinstance(answer, bytes):
+        write_bytes_atomic(path, answer)
+    else:
+        write_json_atomic(path, answer)
+    return path
+
+
+# --------------------------------------------------------------------------------------------------
+# the run record
+# --------------------------------------------------------------------------------------------------
+def _str_or_none(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def _int_or_none(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _num_or_none(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _sha_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+#: The common keys and how a reader takes each from a document it did not write (run.json is data: a
+#: value of the wrong type is read as "not recorded", or as its text for the free-text keys).
+_READERS = {
+    "protocol": _str_or_none, "model": _str_or_none, "game": _str_or_none, "case_id": _str_or_none,
+    "stop_reason": _str_or_none, "answer_state": _str_or_none, "n_rows": _int_or_none, "wall_s": _num_or_none,
+    "instruction_sha256": _sha_or_none, "answer_sha256": _sha_or_none, "started_at": _str_or_none,
+    "finished_at": _str_or_none,
+}
+COMMON_KEYS = tuple(_READERS)
+
+
+@dataclass
+class RunRecord:
+    """One cell's run.json.  The common keys are typed fields; everything a protocol adds (docs/
+    PROTOCOLS.md lists them: condition, sampling, audit, isolation, ...) is in `extras`.
+
+    `stop_reason` `harness_error` = never ran (missing); `answer_state` is `wrote|never_wrote|deleted|
+    too_large` for Protocol B, `answered|no_answer` for Protocol A; `answer_sha256` is the SHA-256 of
+    the answer.json the run left (None when it left none to check)."""
+
+    protocol: str | None
+    model: str | None = None
+    game: str | None = None
+    case_id: str | None = None
+    stop_reason: str | None = None
+    answer_state: str | None = None
+    n_rows: int | None = None
+    wall_s: float | None = None
+    instruction_sha256: str | None = None
+    answer_sha256: str | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+    #: the document as read (None for a record built in memory): readers that check what a file says
+    #: about itself (its game and case, a key present with null) look here
+    source: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> "RunRecord":
+        """A record from a run.json document; never raises on a dict (wrong types read as above)."""
+        common = {k: f(doc.get(k)) for k, f in _READERS.items()}
+        extras = {k: v for k, v in doc.items() if k not in _READERS}
+        return cls(**common, extras=extras, source=doc)
+
+    @classmethod
+    def build(cls, doc: dict[str, Any]) -> "RunRecord":
+        """A record a runner is about to write, from the dict it assembled: the common keys must have
+        their types (a wrong one is the runner's bug: TypeError)."""
+        for k, reader in _READERS.items():
+            v = doc.get(k)
+            if v is not None and reader(v) != v:
+                raise TypeError(f"run record key {k!r}: {v!r} has the wrong type")
+        return cls(**{k: doc.get(k) for k in _READERS}, extras={k: v for k, v in doc.items() if k not in _READERS})
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Any key, common or extra, by its run.json name."""
+        if key in _READERS:
+            v = getattr(self, key)
+            return default if v is None else v
+        return self.extras.get(key, default)
+
+    def to_doc(self) -> dict[str, Any]:
+        """The run.json document: the common keys first, then the protocol's own."""
+        doc = {k: getattr(self, k) for k in _READERS}
+        doc.update(self.extras)
+        return doc
+
+    def as_read(self) -> dict[str, Any]:
+        """The document as it was read (or as it would be written)."""
+        return self.source if self.source is not None else self.to_doc()
+
+    def names_other_cell(self, game: str, case_id: str) -> str:
+        """'' when the record's game and case (where it names them) are the folder's, else why not."""
+        doc = self.as_read()
+        for key, expected in (("game", game), ("case_id", case_id)):
+            if key in doc and doc[key] != expected:
+                return f"run.json names {key} {doc[key]!r}, its folder is {expected!r}"
+        return ""
+
+    @property
+    def ran(self) -> bool:
+        return self.stop_reason not in (None, HARNESS_ERROR)
+
+
+def write_run(cdir: str | os.PathLike, record: RunRecord | dict[str, Any]) -> RunRecord:
+    """The one writer of run.json (atomic, surrogate-safe); returns the record written."""
+    rec = record if isinstance(record, RunRecord) else RunRecord.build(record)
+    write_json_atomic(Path(cdir) / RUN_FILE, rec.to_doc())
+    return rec
+
+
+def read_run(cdir: str | os.PathLike) -> tuple[RunRecord | None, str]:
+    """(record, '') or (None, why): no run.json, unreadable, not a JSON object, too large."""
+    path = Path(cdir) / RUN_FILE
+    if not (path.is_file() or path.is_symlink()):
+        return None, f"no {RUN_FILE}"
+    doc, err = read_json_object(path)
+    if doc is None:
+        return None, f"{RUN_FILE} {err}"
+    return RunRecord.from_doc(doc), ""
+
+
+# --------------------------------------------------------------------------------------------------
+# did the cell run
+# --------------------------------------------------------------------------------------------------
+NOT_RUN = "not_run"              # no case folder
+NO_RECORD = "no_record"          # a folder without run.json (a run killed before it wrote one)
+UNREADABLE = "unreadable"        # run.json is not a JSON object (or too large)
+NEVER_RAN = "harness_error"      # the record says the agent or the request never ran
+RAN = "ran"
+
+
+@dataclass(frozen=True)
+class CellStatus:
+    state: str
+    reason: str = ""
+    record: RunRecord | None = None
+
+    @property
+    def finished(self) -> bool:
+        """The cell ran: a resume skips it (unless --force), the scorer judges what it left."""
+        return self.state == RAN
+
+    @property
+    def missing(self) -> bool:
+        return self.state != RAN
+
+
+def cell_status(cdir: str | os.PathLike) -> CellStatus:
+    """The one rule of "did this cell run" (run-a and run-b resume, the scorer's missing cells)."""
+    cdir = Path(cdir)
+    if not cdir.is_dir():
+        return CellStatus(NOT_RUN, "not run (no case folder)")
+    if not (cdir / RUN_FILE).is_file():
+        return CellStatus(NO_RECORD, f"no {RUN_FILE}")
+    rec, err = read_run(cdir)
+    if rec is None:
+        return CellStatus(UNREADABLE, err)
+    if not rec.ran:
+        return CellStatus(NEVER_RAN, f"{HARNESS_ERROR} (never ran)" if rec.stop_reason == HARNESS_ERROR
+                          else "no stop_reason (the run did not finish)", rec)
+    return CellStatus(RAN, "", rec)
+
+
+# --------------------------------------------------------------------------------------------------
+# Harbor jobs and trials
+# --------------------------------------------------------------------------------------------------
+#: Where Harbor puts the collected /app/answer.json (artifacts/<source path without "/">).
+ANSWER_ARTIFACT = Path("artifacts") / "app" / ANSWER_FILE
+TASK_PREFIX = "video-arena/"
+
+
+def _json_object(path: Path) -> dict[str, Any] | None:
+    return read_json_object(path)[0]
+
+
+def _is_trial_dir(d: Path) -> bool:
+    if (d / "result.json").is_file():
+        return True
+    cfg = _json_object(d / "config.json") if (d / "config.json").is_file() else None
+    return bool(cfg) and isinstance(cfg.get("task"), dict)
+
+
+def trial_dirs(job: Path) -> list[Path]:
+    """A job's trial folders (a result.json, or a config.json naming a task: an unfinished trial)."""
+    return sorted(d for d in Path(job).iterdir() if d.is_dir() and not d.name.startswith(".") and _is_trial_dir(d))
+
+
+def finished_trials(job: Path) -> int:
+    """Trials with a result.json (Harbor writes it when the trial ends): a progress count."""
+    return sum(1 for _ in Path(job).glob("*/result.json"))
+
+
+def is_harbor_job(path: str | os.PathLike) -> bool:
+    """A folder with a job config.json and at least one trial folder (result.json, or a config.json
+    naming a task)."""
+    p = Path(path).expanduser()
+    if not (p.is_dir() and (p / "config.json").is_file()):
+        return False
+    cfg = _json_object(p / "config.json")
+    if cfg is None or isinstance(cfg.get("task"), dict):  # a trial's own config.json
+        return False
+    return bool(trial_dirs(p))
+
+
+def read_job_config(job: Path) -> dict[str, Any]:
+    return _json_object(Path(job) / "config.json") or {}
+
+
+@dataclass
+class Trial:
+    """One Harbor trial folder as read (Harbor 0.26): every reader of a trial takes this."""
+    dir: Path
+    result: dict[str, Any] | None
+    config: dict[str, Any] | None
+    error: str = ""                       # why result is None: no result.json, or unreadable
+    task_key: str | None = None           # "<game>-<case_id>"
+    task_key_source: str = ""
+    judge_case: dict[str, Any] | None = None
+    judge_error: str | None = None
+    #: verifier/judge.json's answer_state (the dataset's verifier: was /app/answer.json the seed?)
+    judge_answer_state: str | None = None
+    protocol: str | None = None
+    model: str | None = None
+    #: (type, message) of result.json's exception_info, then of each step's
+    exceptions: list[tuple[str, str]] = field(default_factory=list)
+    #: agent/exit-code.txt (the oracle's solve.sh writes it when it fails)
+    exit_code: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.dir.name
+
+    @property
+    def task_name(self) -> str:
+        return str((self.result or {}).get("task_name"))
+
+    @property
+    def rewards(self) -> dict[str, Any] | None:
+        """verifier_result.rewards as recorded (None when there is no verifier result)."""
+        vr = (self.result or {}).get("verifier_result")
+        rw = vr.get("rewards") if isinstance(vr, dict) else None
+        return rw if isinstance(rw, dict) else None
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.dir / "agent"
+
+    @property
+    def answer_path(self) -> Path:
+        return self.dir / ANSWER_ARTIFACT
+
+    @property
+    def result_path(self) -> Path:
+        return self.dir / "result.json"
+
+    def agent_run(self) -> tuple[RunRecord | None, str]:
+        """A Protocol A trial's agent/run.json (its agent/ folder is a native cell); (None, '') when
+        there is none."""
+        if not (self.agent_dir / RUN_FILE).is_file():
+            return None, ""
+        return read_run(self.agent_dir)
+
+    def agent_kwargs(self) -> dict[str, Any]:
+        cfg = (self.result or {}).get("config") or self.config or {}
+        kw = ((cfg.get("agent") or {}).get("kwargs") or {}) if isinstance(cfg, dict) else {}
+        return kw if isinstance(kw, dict) else {}
+
+
+def _task_key(result: dict | None, config: dict | None) -> tuple[str | None, str]:
+    name = (result or {}).get("task_name")
+    if isinstance(name, str) and name:
+        return (name[len(TASK_PREFIX):] if name.startswith(TASK_PREFIX) else name.rsplit("/", 1)[-1]), "task_name"
+    for doc in (config, (result or {}).get("config")):
+        task = (doc or {}).get("task")
+        if isinstance(task, dict) and isinstance(task.get("path"), str) and task["path"]:
+            return Path(task["path"]).name, "config task path"
+    return None, ""
+
+
+def _model_of(result: dict | None, config: dict | None) -> str | None:
+    cfg = (result or {}).get("config") or config or {}
+    agent = cfg.get("agent") if isinstance(cfg, dict) else None
+    agent = agent if isinstance(agent, dict) else {}
+    info = (result or {}).get("agent_info")
+    info = info if isinstance(info, dict) else {}
+    model = agent.get("model_name")
+    if not model and isinstance(info.get("model_info"), dict):
+        mi = info["model_info"]
+        model = "/".join(x for x in (mi.get("provider"), mi.get("name")) if x) or None
+    who = agent.get("name") or agent.get("import_path") or info.get("name")
+    if model and who:
+        return f"{who}:{model}"
+    return model or who
+
+
+def _protocol_of(trial: Trial) -> str | None:
+    p = (trial.judge_case or {}).get("protocol")
+    if p:
+        return str(p)
+    cfg = (trial.result or {}).get("config") or trial.config or {}
+    task_path = ((cfg.get("task") or {}) if isinstance(cfg, dict) else {}).get("path")
+    if isinstance(task_path, str):
+        case = _json_object(Path(task_path) / "tests" / "case.json")  # the dataset, when still there
+        if case and case.get("protocol"):
+            return str(case["protocol"])
+    return None
+
+
+def read_trial(d: Path) -> Trial:
+    """Everything the toolkit reads from one trial folder; never raises on what the folder holds."""
+    d = Path(d)
+    config = _json_object(d / "config.json")
+    result: dict[str, Any] | None = None
+    error = ""
+    if not (d / "result.json").is_file():
+        error = "no result.json (the trial did not finish)"
+    else:
+        result = _json_object(d / "result.json")
+        if result is None:
+            error = "result.json unreadable or not a JSON object"
+    t = Trial(dir=d, result=result, config=config, error=error)
+    t.task_key, t.task_key_source = _task_key(result, config)
+    jdoc = _json_object(d / "verifier" / "judge.json")
+    if jdoc is not None:
+        t.judge_case = jdoc.get("case") if isinstance(jdoc.get("case"), dict) else None
+        t.judge_error = jdoc.get("error") or None
+        state = jdoc.get("answer_state")
+        t.judge_answer_state = state if isinstance(state, str) else None
+    t.protocol = _protocol_of(t)
+    t.model = _model_of(result, config)
+    if result is not None:
+        infos = [result.get("exception_info")]
+        infos += [s.get("exception_info") for s in (result.get("step_results") or []) if isinstance(s, dict)]
+        for info in infos:
+            if isinstance(info, dict):
+                t.exceptions.append((str(info.get("exception_type") or "Exception"),
+                                     str(info.get("exception_message") or "")))
+    code_file = d / "agent" / "exit-code.txt"
+    if code_file.is_file():
+        try:
+            t.exit_code = read_bounded(code_file, 4096)[0][:4096].decode("utf-8", "replace").strip()
+        except OSError:
+            t.exit_code = "?"
+    return t
+
+
+def read_job(job: Path) -> list[Trial]:
+    return [read_trial(d) for d in trial_dirs(job)]
+
+
+def split_task_key(key: str, cases: dict[str, set[str]]) -> tuple[str, str] | None:
+    """(game, case_id) of "<game>-<case_id>" against the tasks tree (the longest game name that fits
+    and names one of its cases)."""
+    for game in sorted(cases, key=len, reverse=True):
+        if key.startswith(game + "-") and key[len(game) + 1:] in cases[game]:
+            return game, key[len(game) + 1:]
+    return None
+
+
+__all__ = [
+    "ANSWER_ARTIFACT", "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
+    "HARNESS_ERROR", "redraws_of", "start_attempt",
+    "MAX_RECORD_BYTES", "NO_ANSWER_STATES", "RUN_FILE", "RunRecord", "Trial", "cell_dir", "cell_status",
+    "clear_files", "finished_trials", "is_harbor_job", "json_text", "read_bounded", "read_job",
+    "read_job_config", "read_json_object", "read_run", "read_trial", "split_task_key", "trial_dirs",
+    "write_answer", "write_bytes_atomic", "write_json_atomic", "write_run",
+]

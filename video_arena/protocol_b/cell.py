@@ -1,0 +1,253 @@
+"""One Protocol B cell, start to finish (`video-arena run-b` runs many: runner.py).
+
+A fresh sandbox (sandbox.py); the agent command template filled with shell-quoted values; the agent
+started through spawn.py (isolated, or under the shepherd), stopped at the wall clock; answer.json
+collected, bounded and never through a symlink, its state decided by digest (states.py); the
+transcript audited (audit.py); `<out>/<game>/<case_id>/{answer.json, run.json, prompt.txt, logs/}`
+written through video_arena/core/results.py.  docs/PROTOCOLS.md, "Protocol B: agentic", lists every
+run.json key.  Also here: the recorded form of a command (`redact`: secrets masked).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shlex
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from video_arena.core import results as R
+from video_arena.core.instruction import instruction_for, text_digest
+from video_arena.core.tasks import resolve
+from video_arena.protocol_b.audit import audit_files, turns_reported
+from video_arena.protocol_b.isolation import MODE_BWRAP, Isolation
+from video_arena.protocol_b.prompt import turn1_prompt
+from video_arena.protocol_b.sandbox import agent_environment, create_sandbox
+from video_arena.protocol_b.spawn import (LOG_RUNNER, LOG_STDERR, LOG_STDOUT, START_WRAPPER, LogPump, first_word,
+                                          read_start, run_isolated, run_shepherd)
+from video_arena.protocol_b.states import AnswerWatch, collect_answer, count_rows, sha256
+from video_arena.toolkit_info import toolkit_provenance
+
+RUNNER_VERSION = "video-arena-run-b/2"
+#: What a run of a cell leaves in its folder (moved to attempts/<n>/ when the cell is run again)
+CELL_FILES = (R.RUN_FILE, R.ANSWER_FILE, "prompt.txt", "logs")
+PLACEHOLDERS = ("sandbox", "prompt", "max_turns", "reasoning_effort")
+_PLACEHOLDER_RE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SECRET_RE = re.compile(r"(?i)((?:key|token|secret|password|passwd|auth)[\w-]*\s*[=:]\s*)(\S+)")
+DEFAULT_LOG_CAP_MB = 64
+
+
+class TemplateError(ValueError):
+    pass
+
+
+def fill_template(template: str, values: dict[str, str]) -> str:
+    """Replace `{sandbox}`, `{prompt}`, `{max_turns}` with shell-quoted values; others are errors."""
+    if not template.strip():
+        raise TemplateError("--agent-cmd is empty")
+
+    def sub(m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in values:
+            raise TemplateError(f"unknown placeholder {{{name}}} in --agent-cmd "
+                                f"(known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)})")
+        return shlex.quote(str(values[name]))
+
+    return _PLACEHOLDER_RE.sub(sub, template)
+
+
+def redact(command: str) -> str:
+    """The command as recorded in run.json: values of KEY=/TOKEN=/... assignments masked."""
+    return _SECRET_RE.sub(lambda m: m.group(1) + "***", command)
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class RunConfig:
+    agent_cmd: str
+    out: Path
+    tasks_root: Path
+    media_root: Path
+    sandbox_base: Path
+    forbidden: list[Path]
+    max_turns: int = 200
+    timeout_min: float = 120.0
+    model: str = "unknown"
+    kill_grace_s: float = 5.0
+    keep_sandboxes: bool = False
+    hardlink_media: bool = False
+    bash: str = "/bin/bash"
+    isolation: Isolation = field(default_factory=lambda: Isolation("none"))
+    log_cap_bytes: int = DEFAULT_LOG_CAP_MB << 20
+    reasoning_effort: str | None = None
+    preflight: dict[str, Any] = field(default_factory=lambda: {"skipped": True})
+    run_token: str = field(default_factory=lambda: secrets.token_hex(4))
+    stop: threading.Event = field(default_factory=threading.Event)
+    base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+class _Log:
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __call__(self, msg: str) -> None:
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(f"{now_iso()} {msg}\n")
+
+
+def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
+    """Run one cell; returns its run.json record (None when interrupted: the cell stays missing)."""
+    cdir = R.cell_dir(cfg.out, game, case_id)
+    # what an earlier run left (answer, run.json, prompt, logs) moves to attempts/<n>/, never deleted
+    attempt = R.start_attempt(cdir, CELL_FILES)
+    logs = cdir / "logs"
+    logs.mkdir()
+    log = _Log(logs / LOG_RUNNER)
+    rec: dict[str, Any] = {
+        "protocol": "B", "model": cfg.model, "game": game, "case_id": case_id,
+        "stop_reason": None, "exit_code": None, "answer_state": None, "n_rows": 0,
+        "wall_s": None, "kill_to_gone_s": None, "turns_used": None,
+        "max_turns": cfg.max_turns, "timeout_min": cfg.timeout_min,
+        "instruction_sha256": None, "prompt_sha256": None, "seed_sha256": None, "answer_sha256": None,
+        "sandbox": None, "audit": None, "started_at": now_iso(), "finished_at": None,
+        "reasoning_effort": cfg.reasoning_effort, "isolation": cfg.isolation.record(),
+        "agent_cmd": redact(cfg.agent_cmd), "runner": RUNNER_VERSION, "toolkit": toolkit_provenance(),
+        "preflight": cfg.preflight,
+        "logs": {"stdout": f"logs/{LOG_STDOUT}", "stderr": f"logs/{LOG_STDERR}", "runner": f"logs/{LOG_RUNNER}"},
+        **attempt.record_keys(),
+    }
+
+    def harness_error(msg: str, sb=None) -> dict[str, Any]:
+        log(f"harness_error: {msg}")
+        rec.update(stop_reason="harness_error", answer_state=None, n_rows=0, error=msg,
+                   finished_at=now_iso())
+        R.clear_files(cdir, (R.ANSWER_FILE,))
+        if sb is not None and not cfg.keep_sandboxes:
+            sb.remove()
+        R.write_run(cdir, rec)
+        return rec
+
+    # -- prepare ------------------------------------------------------------------------------
+    marker = f"{cfg.run_token}:{secrets.token_hex(6)}"
+    try:
+        r = resolve(game, case_id, cfg.tasks_root, cfg.media_root)
+        instruction = instruction_for("agentic", r["instruction"])
+        seed = Path(r["answer_seed"]).read_bytes()
+        sb = create_sandbox(
+            cfg.sandbox_base, media=Path(r["media"]), instruction_text=instruction, seed_bytes=seed,
+            prompt_for=lambda workdir: turn1_prompt(workdir, cfg.max_turns, cfg.timeout_min),
+            marker=marker, hardlink_media=cfg.hardlink_media)
+    except Exception as exc:  # noqa: BLE001 - every failure here means the agent never started
+        return harness_error(f"could not prepare the sandbox: {exc}")
+    rec.update(instruction_sha256=sb.instruction_sha256, prompt_sha256=sb.prompt_sha256,
+               # The prompt names the (random) sandbox; this digest is of the same text with the
+               # path replaced by "{sandbox}", comparable across cells and runs.
+               prompt_template_sha256=text_digest(turn1_prompt("{sandbox}", cfg.max_turns, cfg.timeout_min)),
+               seed_sha256=sha256(seed), sandbox=str(sb.path))
+    shutil.copyfile(sb.prompt_path, cdir / "prompt.txt")
+    try:
+        command = fill_template(cfg.agent_cmd, {"sandbox": str(sb.path), "prompt": str(sb.prompt_path),
+                                                "max_turns": str(cfg.max_turns),
+                                                "reasoning_effort": cfg.reasoning_effort or ""})
+    except TemplateError as exc:
+        return harness_error(str(exc), sb)
+    rec["command"] = redact(command)
+    env, scrubbed = agent_environment(cfg.base_env, cfg.forbidden, sb.path, marker)
+    rec["env_scrubbed"] = scrubbed
+    log(f"sandbox {sb.path}; command: {redact(command)}")
+
+    # -- run ----------------------------------------------------------------------------------
+    wrapper = [cfg.bash, "-c", START_WRAPPER, cfg.bash]
+    word = first_word(command)
+    timeout_s = cfg.timeout_min * 60.0
+    start_r, start_w = os.pipe()
+    wrapper += [str(start_w), command, word]
+    pumps: list[LogPump] = []
+    watch = AnswerWatch(sb.answer_path, sb.seed_bytes)
+    watch.start()
+    try:
+        if cfg.isolation.mode == MODE_BWRAP:
+            res = run_isolated(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs)
+        else:
+            res = run_shepherd(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs, marker)
+    finally:
+        watch.stop()
+    outcome, exit_code, kill, t_spawn, spawn_error = res
+    rec["answer_history"] = watch.history
+    if watch.history_truncated:
+        rec["answer_history_truncated"] = True
+    t_gone = time.monotonic()
+    started, nostart = read_start(start_r)
+    for pump in pumps:  # every writer is dead: EOF; a --no-isolation survivor is not waited for
+        pump.join(timeout=5.0 if cfg.isolation.mode == MODE_BWRAP else 1.0)
+    rec["logs_bytes"] = {p.key: p.total for p in pumps}
+    truncated = {p.key: p.total - p.written for p in pumps if p.total > p.written}
+    rec["logs_cap_bytes"] = cfg.log_cap_bytes
+    rec["logs_truncated"] = truncated or None
+    if truncated:
+        log(f"log cap {cfg.log_cap_bytes} bytes reached: dropped {truncated}")
+    if spawn_error:
+        return harness_error(spawn_error, sb)
+    if kill is not None:
+        log(f"killed ({kill.reason}): {json.dumps(kill.as_dict())}")
+        if kill.survivors:
+            log(f"WARNING: processes survived SIGKILL: {kill.survivors}")
+    if outcome == "interrupted":
+        log("interrupted: the cell stays missing (no run.json)")
+        if not cfg.keep_sandboxes:
+            sb.remove()
+        return None
+    if not started:
+        # No start marker: the agent command was never exec'd (bwrap or the shell failed first,
+        # or its program is not there).  Missing, re-run next time.
+        err = (logs / LOG_STDERR).read_bytes()[-2000:].decode("utf-8", "replace").strip()
+        if nostart:
+            why = {"not-found": "command not found", "not-executable": "not executable"}.get(nostart, nostart)
+            hint = (" inside the isolation (allow its installation with --allow-path)"
+                    if cfg.isolation.mode == MODE_BWRAP and nostart == "not-found" else "")
+            msg = f"the shell could not start the agent command ({word}: {why}{hint})"
+        else:
+            msg = f"the agent command was never started (exit {exit_code}; outcome {outcome})"
+        return harness_error(f"{msg}: {err}" if err else msg, sb)
+
+    # -- collect (the tree is gone) -------------------------------------------------------------
+    collected = collect_answer(sb.answer_path, sb.seed_bytes)
+    rec.update(exit_code=exit_code, wall_s=round(t_gone - t_spawn, 3),
+               kill_to_gone_s=None if kill is None else round(kill.gone_s, 3),
+               kill=None if kill is None else kill.as_dict(),
+               answer_state=collected.state, answer_sha256=collected.answer_sha256 or None)
+    if collected.note:
+        rec["answer_note"] = collected.note
+    if outcome == "timeout":
+        rec["stop_reason"] = "timeout"
+    elif exit_code == 0:
+        rec["stop_reason"] = "completed"
+    else:
+        rec["stop_reason"] = "agent_error"  # it started (the marker says so): a failure is scored
+    R.write_answer(cdir, collected.export)
+    rec["n_rows"] = count_rows(collected.export)
+    stdout_text = (logs / LOG_STDOUT).read_bytes().decode("utf-8", "replace")
+    turns = turns_reported(stdout_text)
+    if turns is None:
+        turns = turns_reported((logs / LOG_STDERR).read_bytes().decode("utf-8", "replace"))
+    rec["turns_used"] = turns
+    if turns is None:
+        rec["turns_used_note"] = ("not reported: the transcript holds no {\"turns\": N} line nor a Claude Code "
+                                  "num_turns" + ("; the logs were truncated at the cap" if truncated else ""))
+    rec["audit"] = audit_files({"stdout": logs / LOG_STDOUT, "stderr": logs / LOG_STDERR})
+    rec["sandbox_kept"] = cfg.keep_sandboxes
+    if not cfg.keep_sandboxes:
+        sb.remove()
+    rec["finished_at"] = now_iso()
+    R.write_run(cdir, rec)
+    log(f"done: {rec['stop_reason']} {rec['answer_state']} rows={rec['n_rows']} audit={rec['audit']['verdict']}")
+    return rec
