@@ -18,6 +18,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "games": ("video_arena.games.cli:main", "list games, sync definitions, write docs/GAMES.md"),
     "make-harbor": ("video_arena.harbor.generate:main", "generate a Harbor dataset (Protocol A or B)"),
     "validate": ("video_arena.harbor.validate:main", "validate a generated Harbor dataset offline"),
+    "publish": ("video_arena.harbor.publish:main", "publish a copy-mode dataset as a git repository + Harbor registry.json"),
+    "harbor-envs": ("video_arena.harbor.envtable:main", "the table of Harbor environments and the task forms each accepts (docs/HARBOR.md)"),
     "image": ("video_arena.harbor.image_cli:main", "build the sandbox image (image build), push it to a registry (image push)"),
     "docker": ("video_arena.harbor.docker_host:main", "start/check the local Docker daemon and compose plugin"),
     "oracle-check": ("video_arena.harbor.oracle_check:main", "build image, generate both datasets, run oracle and nop"),

@@ -45,7 +45,7 @@ def _write_status(line: str) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     for line in config.stash.get(_not_run_key, []):
-        terminalreporter.write_sep("=", NOT_RUN_MARKER, red=True, bold=True)
+        terminalreporter.write_sep("=", line.split(":", 1)[0] or NOT_RUN_MARKER, red=True, bold=True)
         terminalreporter.write_line(line, red=True, bold=True)
 
 
@@ -81,3 +81,27 @@ def sandbox_image(docker) -> str:
     except ImageBuildError as exc:
         pytest.fail(f"the sandbox image does not build: {exc}", pytrace=False)
     return result.tag
+
+
+PODMAN_NOT_RUN_MARKER = "PODMAN E2E NOT RUN"
+
+
+@pytest.fixture(scope="session")
+def podman_image(request: pytest.FixtureRequest, sandbox_image) -> str:
+    """The sandbox image loaded into rootful Podman (docker save | podman load), or a loud skip:
+    `PODMAN E2E NOT RUN: <why>` immediately and in the summary. VA_REQUIRE_PODMAN=1 fails instead."""
+    from video_arena.harbor.podman import PodmanError, load_image, podman_status
+
+    ok, reason = podman_status()
+    if ok:
+        try:
+            load_image(sandbox_image, echo=lambda *_: None)
+            return sandbox_image
+        except PodmanError as exc:
+            ok, reason = False, str(exc)
+    line = f"{PODMAN_NOT_RUN_MARKER}: {reason}"
+    _loud(request.config, line)
+    request.config.stash[_not_run_key].append(line)
+    if os.environ.get("VA_REQUIRE_PODMAN", "") not in ("", "0"):
+        pytest.fail(line, pytrace=False)
+    pytest.skip(line)

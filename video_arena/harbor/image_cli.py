@@ -18,7 +18,26 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.action == "push":
         return registry.push_main(args)
-    return image.run_action(args)
+    rc = image.run_action(args)
+    if rc == 0 and args.action == "build" and args.runtime == "podman":
+        return load_into_podman(args.tag)
+    return rc
+
+
+def load_into_podman(tag: str) -> int:
+    """`image build --runtime podman`: the Docker-built image into Podman (video_arena/harbor/podman.py)."""
+    from video_arena.harbor.podman import PodmanError, load_image, podman_status
+
+    ok, why = podman_status()
+    if not ok:
+        print(f"video-arena image: error: Podman is not usable: {why}", file=sys.stderr)
+        return 1
+    try:
+        print(load_image(tag))
+    except PodmanError as exc:
+        print(f"video-arena image: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@
                                              # sandbox image builds: the README's main job
     video-arena oracle-check --all           # every case
     video-arena oracle-check --limit 3 --protocols B -n 4
+    video-arena oracle-check --env podman    # copy-mode datasets on Harbor's podman environment, plus a
+                                             # network probe from inside a trial
 
 1. makes Docker usable (starts the daemon, links the compose plugin: `video-arena docker`);
 2. builds the sandbox image, or reuses it when present (`video-arena image build`);
@@ -22,6 +24,7 @@ reached /app/answer.json) and no exception. Exit status 1 otherwise, 2 when the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -84,23 +87,31 @@ def resource_args() -> list[str]:
 
 
 def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_root: Path,
-               n_concurrent: int = 2, timeout: float | None = None, to_log: bool = False) -> int:
+               n_concurrent: int = 2, timeout: float | None = None, to_log: bool = False,
+               env_type: str = "docker", extra: tuple[str, ...] = ()) -> int:
     """`harbor run` of one agent on one dataset.  Its output goes to jobs/<job>.harbor-output.log when
     `to_log` (jobs running side by side) or a progress bar is on the terminal (Harbor's live display
-    would fight it); the log's end is printed if it fails."""
+    would fight it); the log's end is printed if it fails.  `env_type` podman: `-e podman`, with this
+    interpreter's podman-compose first on PATH (video_arena/harbor/podman.py)."""
     cmd = [harbor_executable(), "run", "-p", str(dataset), "-a", agent, "-n", str(n_concurrent), "-y",
-           "--job-name", job_name, "-o", str(jobs_dir), *resource_args()]
+           "--job-name", job_name, "-o", str(jobs_dir), *resource_args(), *extra]
+    env = harbor_env(media_root)
+    if env_type != "docker":
+        from video_arena.harbor import podman
+
+        cmd += ["-e", env_type]
+        env = podman.harbor_env(env)
     bar = progress.current()
     drawing = bar is not None and bar.drawing
     if not (to_log or drawing):  # Harbor's own output goes where ours goes
         print("$ " + " ".join(cmd), flush=True)
-        return subprocess.run(cmd, env=harbor_env(media_root), stdin=subprocess.DEVNULL, timeout=timeout).returncode
+        return subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, timeout=timeout).returncode
     say = bar.write if drawing else (lambda text, file=None: print(text, file=file, flush=True))
     log = jobs_dir / f"{job_name}.harbor-output.log"
     jobs_dir.mkdir(parents=True, exist_ok=True)
     say("$ " + " ".join(cmd) + f"  > {log}")
     with open(log, "wb") as fh:
-        rc = subprocess.run(cmd, env=harbor_env(media_root), stdin=subprocess.DEVNULL, stdout=fh,
+        rc = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, stdout=fh,
                             stderr=subprocess.STDOUT, timeout=timeout).returncode
     if rc != 0:
         tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
@@ -158,7 +169,7 @@ def print_table(trials: list[TrialCheck]) -> None:
 
 def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root: Path,
                n_concurrent: int, agents: tuple[str, ...] = ("oracle", "nop"),
-               show_progress: bool = True, side_by_side: bool = True) -> list[TrialCheck]:
+               show_progress: bool = True, side_by_side: bool = True, env_type: str = "docker") -> list[TrialCheck]:
     """Run every agent on every dataset; returns the judged trials (missing trials are failures).
     With `side_by_side` the jobs (agent x protocol) run at the same time, each `harbor run -n n_concurrent`:
     a trial mostly waits on Docker, so on 2 cores four jobs take about as long as one."""
@@ -176,7 +187,8 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
             job = f"va-{agent}-{protocol.lower()}-{stamp}"
             if not parallel:
                 bar.set_postfix(f"{agent} {protocol}")
-            rc = run_harbor(dataset, agent, job, jobs_dir, media_root, n_concurrent, to_log=parallel)
+            rc = run_harbor(dataset, agent, job, jobs_dir, media_root, n_concurrent, to_log=parallel,
+                            env_type=env_type)
             got = read_trials(jobs_dir / job, agent, protocol)
             if rc != 0:
                 got.append(TrialCheck(agent, protocol, "-", "(harbor run)", None, f"harbor run exited {rc}", None,
@@ -194,6 +206,23 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
         else:
             results = [one(j) for j in jobs]
     return [t for got in results for t in got]
+
+
+def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, env_type: str) -> TrialCheck:
+    """One trial of the first task with the NetProbe agent (video_arena/harbor/netprobe.py): ok only when
+    the sandbox has no interface but lo, no route, and every TCP/DNS/UDP attempt failed."""
+    from video_arena.harbor.netprobe import offline
+
+    first = sorted(t.name for t in dataset.iterdir() if (t / "task.toml").is_file())[0]
+    job = f"va-netprobe-{stamp}"
+    rc = run_harbor(dataset, "video_arena.harbor.netprobe:NetProbe", job, jobs_dir, media_root, 1,
+                    to_log=True, env_type=env_type, extra=("-i", first))
+    docs = [json.loads(p.read_text()) for p in (jobs_dir / job).glob("*/agent/netprobe.json")]
+    if rc != 0 or len(docs) != 1:
+        return TrialCheck("probe", "-", job, first, None, f"harbor run exited {rc}, {len(docs)} probe records", None,
+                     problems=[f"the probe trial did not run (exit {rc}, {len(docs)} records)"])
+    ok, why = offline(docs[0].get("record"))
+    return TrialCheck("probe", "-", job, first, None, why, None, problems=[] if ok else [f"network reachable: {why}"])
 
 
 def docker_and_image(tag: str, rebuild: bool) -> int:
@@ -274,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render-media", action="store_true",
                     help="first re-render every built-in video from the committed ground truth and check it "
                          "against the manifest (build-cases --media-only), building the image meanwhile")
+    ap.add_argument("--env", choices=("docker", "podman"), default="docker",
+                    help="Harbor's environment: docker (mount-mode datasets, the default) or podman (copy-mode "
+                         "datasets, the Docker-built image loaded into Podman, and a network probe trial)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars (also: VA_NO_PROGRESS=1)")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
@@ -297,6 +329,21 @@ def main(argv: list[str] | None = None) -> int:
     rc = docker_and_image(a.image, a.rebuild)
     if rc:
         return rc
+    media_mode = "mount"
+    if a.env == "podman":
+        from video_arena.harbor.podman import PodmanError, load_image, podman_status
+
+        ok, why = podman_status()
+        if not ok:
+            print(f"oracle-check: Podman is not usable: {why}", file=sys.stderr)
+            return 2
+        print(f"podman: {why}", flush=True)
+        try:
+            print(load_image(a.image), flush=True)
+        except PodmanError as exc:
+            print(f"oracle-check: {exc}", file=sys.stderr)
+            return 2
+        media_mode = "copy"  # Podman runs the copy-mode form (no host path); mount mode is Docker-only
 
     from video_arena.harbor.generate import GenerateError, Options, generate
     from video_arena.harbor.validate import Validator, compose_available
@@ -310,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     for protocol in protocols:
         out = work / f"dataset-{protocol.lower()}"
         try:
-            res = generate(Options(out=out, protocol=protocol, net="docker", media="mount", base_image=a.image,
+            res = generate(Options(out=out, protocol=protocol, net="docker", media=media_mode, base_image=a.image,
                                    tasks_root=tasks_root, games=games, limit=None if a.all else a.limit,
                                    force=True, progress=not a.no_progress))
         except (GenerateError, FileNotFoundError, ValueError) as exc:
@@ -334,10 +381,16 @@ def main(argv: list[str] | None = None) -> int:
         datasets[protocol] = out
 
     trials = check_jobs(datasets, work / "jobs", stamp, media_root, a.n_concurrent, agents=agents,
-                        show_progress=not a.no_progress, side_by_side=not a.one_job_at_a_time)
+                        show_progress=not a.no_progress, side_by_side=not a.one_job_at_a_time, env_type=a.env)
     print()
     print_table(trials)
     failed = [t for t in trials if not t.ok]
+    if a.env != "docker":
+        probe = network_probe(next(iter(datasets.values())), work / "jobs", stamp, media_root, a.env)
+        print(f"network probe ({a.env}, from inside a trial): {'offline' if probe.ok else 'FAIL'}: "
+              f"{probe.exception or 'no network'}")
+        if not probe.ok:
+            failed.append(probe)
     n = {ag: sum(1 for t in trials if t.agent == ag and t.trial != "-") for ag in EXPECTED}
     verdict = "PASSED" if not failed else f"FAILED ({len(failed)} problems)"
     print(f"oracle-check {verdict}: {n['oracle']} oracle and {n['nop']} nop trials over "

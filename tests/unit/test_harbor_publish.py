@@ -1,0 +1,150 @@
+"""`video-arena publish` without Docker: what it writes (a git repository whose registry.json Harbor's
+own client reads back, adapter files that claim nothing unmeasured) and what it refuses (one line,
+exit 2, nothing changed)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from video_arena.harbor import publish as P
+from video_arena.harbor import spec as S
+from video_arena.harbor.generate import Options, generate
+
+TREE = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tree"
+PIN = "registry.example/video-arena/base@sha256:" + "a" * 64
+
+
+def _dataset(tmp_path: Path, media: str = "copy", base_image: str = PIN, name: str = "ds") -> Path:
+    out = tmp_path / name
+    generate(Options(out=out, protocol="B", net="docker", media=media, base_image=base_image, tasks_root=TREE,
+                     progress=False))
+    return out
+
+
+def _publish(args: list[str], capsys) -> tuple[int, str, str]:
+    rc = P.main(args + ["--no-progress"])
+    cap = capsys.readouterr()
+    return rc, cap.out, cap.err
+
+
+def test_publish_writes_a_repository_harbor_reads(tmp_path, capsys):
+    ds = _dataset(tmp_path)
+    repo = tmp_path / "repo"
+    rc, out, err = _publish([str(ds), "--version", "1.0.0", "--out", str(repo), "--tasks-root", str(TREE)], capsys)
+    assert rc == 0, err
+    from harbor.registry.client.json import JsonRegistryClient
+
+    meta = asyncio.run(JsonRegistryClient(path=repo / "registry.json").get_dataset_metadata("video-arena-b@1.0.0"))
+    assert len(meta.task_ids) == 2
+    head = subprocess.run(["git", "-C", str(repo), "log", "--format=%H"], capture_output=True, text=True).stdout.split()
+    assert len(head) == 2  # the tasks, then the registry that names them
+    for tid in meta.task_ids:
+        assert tid.git_url == repo.as_uri() and tid.git_commit_id == head[1]
+        # the row's path at the row's commit is a byte copy of the dataset's task folder
+        files = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", tid.git_commit_id,
+                                str(tid.path)], capture_output=True, text=True).stdout.split()
+        local = sorted(str(tid.path / p.relative_to(ds / tid.path.name)) for p in (ds / tid.path.name).rglob("*")
+                       if p.is_file())
+        assert sorted(files) == local
+        mp4 = subprocess.run(["git", "-C", str(repo), "show", f"{tid.git_commit_id}:{tid.path}/environment/match.mp4"],
+                             capture_output=True).stdout
+        assert mp4 == (ds / tid.path.name / "environment" / "match.mp4").read_bytes()
+    base = repo / "datasets" / "video-arena-b" / "1.0.0"
+    parity = json.loads((base / "parity_experiment.json").read_text())
+    assert parity == [{"adapter_name": "video-arena-b", "measured": False,
+                       "notes": parity[0]["notes"]}]  # no run given: no number
+    readme = (base / "README.md").read_text()
+    for section in ("## Overview", "## Generated Task Structure", "## Run Evaluation / Harness",
+                    "## Comparison with Original Benchmark (Parity)", "## Notes & Caveats", "## Citation",
+                    "## Licences of the matches"):
+        assert section in readme
+    assert str(tmp_path) not in (base / "adapter_metadata.json").read_text()
+
+
+@pytest.mark.parametrize("case", ["mount", "unpinned", "tampered", "not-a-dataset", "bad-name", "bad-version"])
+def test_publish_refuses_with_one_line(case, tmp_path, capsys):
+    args_extra: list[str] = []
+    if case == "mount":
+        ds = _dataset(tmp_path, media="mount")
+    elif case == "unpinned":
+        ds = _dataset(tmp_path, base_image=S.DEFAULT_BASE_IMAGE)
+    elif case == "not-a-dataset":
+        ds = tmp_path / "plain"
+        ds.mkdir()
+    else:
+        ds = _dataset(tmp_path)
+    if case == "tampered":
+        video = next(ds.glob("*/environment/match.mp4"))
+        video.write_bytes(video.read_bytes()[:-1] + b"\0")
+    if case == "bad-name":
+        args_extra = ["--name", "org/video-arena"]
+    version = "1 0" if case == "bad-version" else "1.0.0"
+    repo = tmp_path / "repo"
+    rc, out, err = _publish([str(ds), "--version", version, "--out", str(repo), "--no-validate", *args_extra], capsys)
+    assert rc == 2
+    assert err.startswith("publish: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    assert not repo.exists()
+    assert not list(tmp_path.glob(".repo.partial-*"))
+    want = {"mount": "--media mount", "unpinned": "is a tag, not a digest", "tampered": "differs from the SHA-256",
+            "not-a-dataset": "not a dataset written by make-harbor", "bad-name": "bare", "bad-version": "--version"}
+    assert want[case] in err
+
+
+def test_unpinned_publishes_when_told(tmp_path, capsys):
+    ds = _dataset(tmp_path, base_image=S.DEFAULT_BASE_IMAGE)
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo"), "--allow-unpinned",
+                           "--no-validate"], capsys)
+    assert rc == 0, err
+
+
+def test_a_version_is_never_replaced_and_a_foreign_folder_is_not_touched(tmp_path, capsys):
+    ds = _dataset(tmp_path)
+    repo = tmp_path / "repo"
+    assert _publish([str(ds), "--version", "1.0.0", "--out", str(repo), "--no-validate"], capsys)[0] == 0
+    before = (repo / "registry.json").read_bytes()
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(repo), "--no-validate"], capsys)
+    assert rc == 2 and "already published" in err
+    assert (repo / "registry.json").read_bytes() == before
+    rc, _, err = _publish([str(ds), "--version", "1.1.0", "--out", str(repo), "--no-validate"], capsys)
+    assert rc == 0, err
+    rows = json.loads((repo / "registry.json").read_text())
+    assert [r["version"] for r in rows] == ["1.0.0", "1.1.0"]
+    assert rows[0]["tasks"][0]["git_commit_id"] != rows[1]["tasks"][0]["git_commit_id"]
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("mine")
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(foreign), "--no-validate"], capsys)
+    assert rc == 2 and "not written by video-arena publish" in err
+    assert sorted(p.name for p in foreign.iterdir()) == ["keep.txt"]
+
+
+def test_a_failed_publish_into_an_existing_repository_leaves_it_as_it_was(tmp_path, capsys, monkeypatch):
+    ds = _dataset(tmp_path)
+    repo = tmp_path / "repo"
+    assert _publish([str(ds), "--version", "1.0.0", "--out", str(repo), "--no-validate"], capsys)[0] == 0
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+
+    def boom(*a, **k):
+        raise P.PublishError("registry check failed on purpose")
+
+    monkeypatch.setattr(P, "_check_registry", boom)
+    rc, _, err = _publish([str(ds), "--version", "2.0.0", "--out", str(repo), "--no-validate"], capsys)
+    assert rc == 2 and "on purpose" in err
+    assert subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout == head
+    assert subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True).stdout == ""
+    assert not (repo / "datasets" / "video-arena-b" / "2.0.0").exists()
+
+
+def test_jobs_that_ran_other_tasks_are_refused(tmp_path, capsys):
+    ds = _dataset(tmp_path)
+    job = tmp_path / "job"
+    (job / "t1").mkdir(parents=True)
+    (job / "config.json").write_text(json.dumps({"agents": [{"name": "oracle"}]}))
+    (job / "t1" / "result.json").write_text(json.dumps({"task_name": "video-arena/chess-NOTOURS1"}))
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo"), "--no-validate",
+                           "--jobs", str(job)], capsys)
+    assert rc == 2 and "not a task of this dataset" in err
