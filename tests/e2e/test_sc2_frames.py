@@ -4,9 +4,13 @@ For every event the test draws the match twice at the same moment: as it was (th
 and with the event undone or done too early, and checks that the decoded frame matches the first over the
 pixels where the two differ:
 
-expand     at t the new town hall's footprint is there (undone: the town hall removed); 1 s before it is
+expand     at t the new town hall's footprint is there (undone: the town hall removed); a second before it is
            absent (done too early: the town hall already standing)
-base_kill  at t the town hall is gone (undone: it still stands); 1 s before it stands (done too early: removed)
+base_kill  at t the town hall is gone (undone: it still stands); a second before it stands (done too early: removed)
+
+"A second before" is the frame before the event's moment (1 s at the video's 1 fps): t itself is the first
+frame at or after the moment, one later when an earlier event took that frame (match.py, plugin.event_frames),
+so t - 1 can be after the moment.
 fight      at t the discs of every unit that died in the fight are gone (undone: those units still alive
            where they died); 1 s before its first death they are there (done too early: removed)
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 
 import numpy as np
@@ -91,16 +96,19 @@ def test_expand_base_kill_and_fight_frames(tmp_path, case_id):
     for e, row in zip(evs, gt["events"]):
         t = row["t"]
         what = f"{case_id} {e.type} {e.actor} {e.where} at {t}"
+        moment = M.real_s(e.loop)
+        assert moment <= t + 1e-9, what
+        before = (math.ceil(moment * fps - 1e-9) - 1) / fps   # the last frame before the event's moment
         if e.type in ("expand", "base_kill"):
             k = e.detail["building"]
             b = M.decode(rec).buildings[k]
             if e.type == "expand":
                 checks += [(t, _building_variant(rec, k, remove=True), what + ": footprint at t"),
-                           (t - 1.0, _building_variant(rec, k, init=0), what + ": no footprint 1 s before")]
+                           (before, _building_variant(rec, k, init=0), what + ": no footprint a second before")]
             else:
                 assert b.end >= 0
                 checks += [(t, _building_variant(rec, k, end=-1), what + ": town hall gone at t"),
-                           (t - 1.0, _building_variant(rec, k, remove=True), what + ": town hall standing 1 s before")]
+                           (before, _building_variant(rec, k, remove=True), what + ": town hall standing a second before")]
         elif e.type == "fight":
             ks = e.detail["units"]
             first = M.real_s(e.detail["first"])
