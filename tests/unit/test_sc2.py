@@ -26,10 +26,10 @@ def unit(side, loop_born, x, y, died=None, fate="k", supply=1.0, worker=False, v
     return f"{side} {'w' if worker else 'a'} {int(supply * 2)} {value} {fate}|" + ",".join(f"{a} {b} {c}" for a, b, c in pts)
 
 
-def building(side, init, x, y, town=True, done=None, end=-1, fate="-", size=None):
+def building(side, init, x, y, town=True, done=None, end=-1, fate="-", size=None, moves="-"):
     size = size or (5 if town else 3)
     done = init + 100 if done is None else done
-    return f"{side} {size} {1 if town else 0} {init} {done} {end} {fate} {x} {y}"
+    return f"{side} {size} {1 if town else 0} {init} {done} {end} {fate} {x} {y} {moves}"
 
 
 def record(units=(), buildings=(), stats=(), end_loop=int(600 * L), winner="red"):
@@ -61,11 +61,19 @@ def test_expand_and_base_kill_rules():
     rec = record(buildings=[building(0, int(100 * L), 60, 30),                          # expand red
                             building(1, int(200 * L), 150, 170, end=int(300 * L), fate="k"),  # expand, killed
                             building(1, int(210 * L), 120, 120, end=int(215 * L), fate="d"),  # cancelled
-                            building(0, int(220 * L), 70, 70, town=False)])          # not a town hall
-    evs = M.events(M.decode(rec))
+                            building(0, int(220 * L), 70, 70, town=False),           # not a town hall
+                            building(0, int(230 * L), 30, 30, end=int(400 * L), fate="k",  # flown, then killed
+                                     moves=f"{int(260 * L)}:170:30")])
+    m = M.decode(rec)
+    evs = M.events(m)
     got = [(e.type, e.actor) for e in evs]
-    assert got == [("expand", "red"), ("expand", "blue"), ("expand", "blue"), ("base_kill", "red"), ("win", "red")]
-    assert evs[3].where == evs[1].where
+    assert got == [("expand", "red"), ("expand", "blue"), ("expand", "blue"), ("expand", "red"), ("base_kill", "red"),
+                   ("base_kill", "blue"), ("win", "red")]
+    assert evs[4].where == evs[1].where
+    # the flown town hall: expand where it was started, base_kill where it stood when destroyed
+    assert evs[3].where == M.cell(m, 30, 30) and evs[5].where == M.cell(m, 170, 30) != evs[3].where
+    b = m.buildings[-1]
+    assert b.pos(259 * L) == (30, 30) and b.pos(260 * L) == (170, 30)
 
 
 def test_fight_rule_chain_gap_supply_actor_and_where():
@@ -108,7 +116,8 @@ def test_canvas_draws_exactly_the_picture_and_reports_every_change():
     units = [unit(k % 2, t(k), 40 + 7 * k, 60 + 3 * k, died=t(20 + k) if k % 3 else None, moves=[(t(15), 100, 90 + k)])
              for k in range(12)]
     rec = record(units=units, buildings=[building(0, t(5), 60, 60, done=t(9), end=t(25), fate="k"),
-                                         building(1, t(3), 100, 100, town=False, size=2)])
+                                         building(1, t(3), 100, 100, town=False, size=2),
+                                         building(0, t(2), 80, 40, moves=f"{t(12)}:120:140;{t(18)}:125:60")])
     c = P.Canvas(rec)
     prev = None
     for frame in range(35):

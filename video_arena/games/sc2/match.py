@@ -76,9 +76,22 @@ class Building:
     fate: str
     x: int
     y: int
+    moves: tuple[tuple[int, int, int], ...] = ()   # (from loop, x, y) after a flight (replay._moves)
 
     def alive(self, loop: float) -> bool:
         return self.init <= loop and (self.end < 0 or loop < self.end)
+
+    def pos(self, loop: float) -> tuple[int, int]:
+        """Where the footprint stands at `loop` (the construction place until a flight moves it)."""
+        x, y = self.x, self.y
+        for f, mx, my in self.moves:
+            if f <= loop:
+                x, y = mx, my
+        return x, y
+
+    @property
+    def last_pos(self) -> tuple[int, int]:
+        return (self.moves[-1][1], self.moves[-1][2]) if self.moves else (self.x, self.y)
 
 
 @dataclass
@@ -110,13 +123,16 @@ def decode(record: dict[str, Any]) -> Match:
         units.append(Unit(int(side), kind == "w", int(sup2) / 2, int(value), fate, track))
     buildings = []
     for row in record["buildings"]:
-        side, size, town, init, done, end, fate, x, y = row.split()
-        buildings.append(Building(int(side), int(size), town == "1", int(init), int(done), int(end), fate, int(x), int(y)))
+        side, size, town, init, done, end, fate, x, y, moves = row.split()
+        mv = () if moves == "-" else tuple(tuple(int(v) for v in mvt.split(":")) for mvt in moves.split(";"))
+        buildings.append(Building(int(side), int(size), town == "1", int(init), int(done), int(end), fate, int(x), int(y), mv))
     stats = [tuple(int(v) for v in row.split()) for row in record["stats"]]
     resources = [tuple(int(v) for v in row.split()) for row in record["resources"]]
     m = record["match"]
-    xs = [r[0] for r in resources] + [b.x for b in buildings] + [p[1] for u in units for p in u.track]
-    ys = [r[1] for r in resources] + [b.y for b in buildings] + [p[2] for u in units for p in u.track]
+    xs = [r[0] for r in resources] + [b.x for b in buildings] + [p[1] for u in units for p in u.track] + \
+        [mv[1] for b in buildings for mv in b.moves]
+    ys = [r[1] for r in resources] + [b.y for b in buildings] + [p[2] for u in units for p in u.track] + \
+        [mv[2] for b in buildings for mv in b.moves]
     w, h = m["map_size"]
     area = (max(0, min(xs) - AREA_MARGIN), max(0, min(ys) - AREA_MARGIN),
             min(w, max(xs) + AREA_MARGIN), min(h, max(ys) + AREA_MARGIN))
@@ -174,14 +190,15 @@ def fights(m: Match) -> list[Event]:
 
 
 def events(m: Match) -> list[Event]:
-    """expand, base_kill, fight, win in time order (a base_kill and a fight at the same loop: base_kill first,
+    """expand (where: the construction place), base_kill (where: the place it stood when destroyed, after any
+    flight), fight, win in time order (a base_kill and a fight at the same loop: base_kill first,
     as game.toml's precedence lists it)."""
     out = []
     for k, b in enumerate(m.buildings):
         if b.town and b.init > 0:
             out.append(Event(b.init, "expand", SIDES[b.side], cell(m, b.x, b.y), {"building": k}))
         if b.town and b.end >= 0 and b.fate == "k":
-            out.append(Event(b.end, "base_kill", SIDES[1 - b.side], cell(m, b.x, b.y), {"building": k}))
+            out.append(Event(b.end, "base_kill", SIDES[1 - b.side], cell(m, *b.last_pos), {"building": k}))
     out += fights(m)
     order = {"expand": 0, "base_kill": 1, "fight": 2}
     out.sort(key=lambda e: (e.loop, order[e.type]))

@@ -43,7 +43,7 @@ ENGINE = "sc2reader 1.9.0 (replay parser; tracker events)"
 #: Shortest match a case may be (real seconds).
 MIN_CASE_S = 180.0
 #: Version of the record layout (replay.py): a cached record of another version is read again.
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 
 W = H = 1536
 FPS = 1
@@ -199,20 +199,20 @@ def _ground(key: str) -> np.ndarray:
     return out
 
 
-def _building_state(b: M.Building, loop: float) -> int:
-    """0 absent, 1 under construction, 2 complete."""
+def _building_state(b: M.Building, loop: float) -> tuple[int, int, int]:
+    """(0 absent / 1 under construction / 2 complete, x, y)."""
     if not b.alive(loop):
-        return 0
-    return 2 if 0 <= b.done <= loop else 1
+        return (0, b.x, b.y)
+    return (2 if 0 <= b.done <= loop else 1, *b.pos(loop))
 
 
 def draw_buildings(img: Image.Image, m: M.Match, v: View, loop: float) -> None:
     d = ImageDraw.Draw(img)
     for b in m.buildings:
-        st = _building_state(b, loop)
+        st, x, y = _building_state(b, loop)
         if not st:
             continue
-        cx, cy = v.px(b.x, b.y)
+        cx, cy = v.px(x, y)
         h = b.size * v.scale / 2
         box = [round(cx - h), round(cy - h), round(cx + h) - 1, round(cy + h) - 1]
         fill = (BUILDING_RGB if st == 2 else BUILDING_NEW_RGB)[b.side]
@@ -222,8 +222,8 @@ def draw_buildings(img: Image.Image, m: M.Match, v: View, loop: float) -> None:
             d.ellipse([round(cx - r), round(cy - r), round(cx + r), round(cy + r)], outline=RING_RGB, width=max(3, round(h / 6)))
 
 
-def building_box(b: M.Building, v: View) -> tuple[int, int, int, int]:
-    cx, cy = v.px(b.x, b.y)
+def building_box(b: M.Building, v: View, x: int, y: int) -> tuple[int, int, int, int]:
+    cx, cy = v.px(x, y)
     h = b.size * v.scale / 2
     return (math.floor(cx - h) - 2, math.floor(cy - h) - 2, math.ceil(cx + h) + 2, math.ceil(cy + h) + 2)
 
@@ -265,7 +265,7 @@ def sprites(m: M.Match, v: View, loop: float) -> dict[Any, tuple[int, int, np.nd
             out[("d", k)] = (round(x), round(y), _cross(6), MARK_RGB)
     for k, b in enumerate(m.buildings):
         if b.end >= 0 and b.end <= loop < b.end + mark:
-            x, y = v.px(b.x, b.y)
+            x, y = v.px(*b.last_pos)
             out[("b", k)] = (round(x), round(y), _cross(max(6, round(b.size * v.scale / 2))), MARK_RGB)
     return out
 
@@ -325,10 +325,11 @@ class Canvas:
             self.base = base_layer(self.m, self.key, loop)
             for b, s0, s1 in zip(self.m.buildings, self._bstate, bstate):
                 if s0 != s1:
-                    x0, y0, x1, y1 = building_box(b, self.v)
-                    x0, y0 = max(x0, 0), max(y0, 0)
-                    self.pixels[y0:y1, x0:x1] = self.base[y0:y1, x0:x1]
-                    changed.append((x0, y0, x1, y1))
+                    for x, y in {s0[1:], s1[1:]}:
+                        x0, y0, x1, y1 = building_box(b, self.v, x, y)
+                        x0, y0 = max(x0, 0), max(y0, 0)
+                        self.pixels[y0:y1, x0:x1] = self.base[y0:y1, x0:x1]
+                        changed.append((x0, y0, x1, y1))
         self._bstate = bstate
         for x0, y0, x1, y1 in self._boxes.values():
             self.pixels[y0:y1, x0:x1] = self.base[y0:y1, x0:x1]

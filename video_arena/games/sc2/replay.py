@@ -11,8 +11,10 @@ needs neither sc2reader nor the replay.
                          (side 0 red / 1 blue; kind w worker / a army; supply2 = 2 x supply; value = minerals +
                          gas; fate k killed by the other player, d died otherwise, - alive at the end; the
                          track's first point is the birth, its last the death when the unit died)
-    record["buildings"]  one string per building: "side size town init done end fate x y" (size the footprint
-                         in cells; town 1 for a town hall; done/end -1 when never completed / never destroyed)
+    record["buildings"]  one string per building: "side size town init done end fate x y moves" (size the
+                         footprint in cells; town 1 for a town hall; done/end -1 when never completed / never
+                         destroyed; moves "-" or "loop:x:y;..." where a Terran building that lifted off
+                         stands from that loop on: see `_moves`)
     record["stats"]      one string per stats snapshot: "loop side food workers army collection killed lost bank upgrades"
     record["resources"]  "x y g" of each mineral field (g 0) and vespene geyser (g 1) at the start (the ground)
 """
@@ -103,6 +105,23 @@ def _drawn(unit) -> bool:
         unit.is_worker or unit.is_army or _supply(unit) > 0 or unit.name in ("Overlord", "Overseer", "OverlordTransport"))
 
 
+def _moves(b: dict[str, Any]) -> list[tuple[int, int, int]]:
+    """Where a building that lifted off (Terran) stands after each flight: the first position the replay
+    records for it after the lift-off (a damage snapshot or its death), from the moment it lands, or from
+    the lift-off when it dies before landing; a flight with no recorded position after it moves nothing
+    (the tracker gives no landing position)."""
+    out, here = [], (b["x"], b["y"])
+    flights = b["flights"]
+    for k, (lift, land) in enumerate(flights):
+        nxt = flights[k + 1][0] if k + 1 < len(flights) else None
+        pos = next(((x, y) for f, x, y in sorted(b["known"]) if f >= lift and (nxt is None or f < nxt)), None)
+        if pos is None or pos == here:
+            continue
+        out.append((land if land is not None else lift, pos[0], pos[1]))
+        here = pos
+    return out
+
+
 def to_record(path: Path, source: dict[str, Any]) -> dict[str, Any]:
     replay = load(path)
     why = usable(replay)
@@ -132,7 +151,7 @@ def to_record(path: Path, source: dict[str, Any]) -> dict[str, Any]:
             if not uname:
                 continue
             if u.is_building and not uname.startswith("CreepTumor"):
-                buildings[u] = {"side": side_of[pid], "init": e.frame, "done": e.frame if name == "UnitBornEvent" else -1,
+                buildings[u] = {"known": [], "flights": [],"side": side_of[pid], "init": e.frame, "done": e.frame if name == "UnitBornEvent" else -1,
                                 "end": -1, "fate": "-", "x": e.x, "y": e.y, "name": uname}
             elif _drawn(u):
                 units[u] = side_of[pid]
@@ -145,6 +164,16 @@ def to_record(path: Path, source: dict[str, Any]) -> dict[str, Any]:
             for u, (x, y) in e.units.items():
                 if u in tracks and tracks[u][-1][0] < e.frame:
                     tracks[u].append((e.frame, x, y))
+                elif u in buildings:
+                    buildings[u]["known"].append((e.frame, x, y))
+        elif name == "UnitTypeChangeEvent":
+            b = buildings.get(e.unit)
+            if b is not None:
+                flying = "Flying" in (e.unit_type_name or "")
+                if flying and (not b["flights"] or b["flights"][-1][1] is not None):
+                    b["flights"].append([e.frame, None])
+                elif not flying and b["flights"] and b["flights"][-1][1] is None:
+                    b["flights"][-1][1] = e.frame
         elif name == "UnitDiedEvent":
             u = e.unit
             killer = e.killer_pid
@@ -162,6 +191,8 @@ def to_record(path: Path, source: dict[str, Any]) -> dict[str, Any]:
             elif u in buildings:
                 buildings[u]["end"] = e.frame
                 buildings[u]["fate"] = fate
+                if e.x is not None:
+                    buildings[u]["known"].append((e.frame, e.x, e.y))
         elif name == "UpgradeCompleteEvent":
             if e.frame > 0 and e.pid in side_of and not any(s in e.upgrade_type_name for s in ("Spray", "Reward", "Skin")):
                 upgrades[side_of[e.pid]] += 1
@@ -188,7 +219,8 @@ def to_record(path: Path, source: dict[str, Any]) -> dict[str, Any]:
         name = b["name"]
         town = 1 if is_town_hall(name) or any(is_town_hall(t.name or "") for t in u.type_history.values()) else 0
         size = TOWN_HALL_SIZE if town else FOOTPRINT.get(name, 3)
-        bld_rows.append((b["init"], f"{b['side']} {size} {town} {b['init']} {b['done']} {b['end']} {b['fate']} {b['x']} {b['y']}"))
+        moves = ";".join(f"{a}:{x}:{y}" for a, x, y in _moves(b)) or "-"
+        bld_rows.append((b["init"], f"{b['side']} {size} {town} {b['init']} {b['done']} {b['end']} {b['fate']} {b['x']} {b['y']} {moves}"))
     bld_rows.sort(key=lambda r: r[0])
     gd = replay.raw_data["replay.initData"]["game_description"]
     map_w, map_h = int(gd["map_size_x"]), int(gd["map_size_y"])
