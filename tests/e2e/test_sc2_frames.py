@@ -114,6 +114,15 @@ def test_expand_base_kill_and_fight_frames(tmp_path, case_id):
             first = M.real_s(e.detail["first"])
             t_before = (int(first * fps) - fps) / fps   # a frame at least 1 s before the first death
             checks += [(t, _units_variant(rec, ks, alive=True), what + ": the dead units' discs gone at t")]
+            # and what the picture is drawn from: no disc of the fight's dead at t, every one of them
+            # that was born already there a second before the first death
+            m, v = P.decoded(rec), P.View(P.decoded(rec).area)
+            drawn = P.sprites(m, v, plugin.loop_at_frame(rec, round(t * fps)))
+            assert not any(("u", k) in drawn for k in ks), what + ": a dead unit still drawn at t"
+            if t_before >= 0:
+                loop0 = plugin.loop_at_frame(rec, round(t_before * fps))
+                drawn0 = P.sprites(m, v, loop0)
+                assert all(("u", k) in drawn0 for k in ks if m.units[k].born <= loop0), what + ": a unit missing before"
             if t_before >= 0:
                 checks += [(t_before, _units_variant(rec, ks), what + ": the units there 1 s before the first death")]
     got = F.decode_frames(mp4, [c[0] for c in checks])
