@@ -28,7 +28,7 @@ from typing import Any
 
 from video_arena.games.badminton import records as R
 
-FPS = 3
+FPS = 2
 LEAD_S = 2.0
 REST_S = 1.0
 SETUP_S = 1.0
