@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from collections import Counter
 from pathlib import Path
@@ -44,12 +45,15 @@ def main(argv: list[str] | None = None) -> int:
     print("| case | collection/id | event | games | year | rallies | events | video (s) | frames |")
     print("|---|---|---|---|---|---|---|---|---|")
     n_rallies = n_frames = 0
-    durations = []
+    durations, pauses, dvs, wheres = [], [], [], Counter()
     for cid in ids:
         gt = json.loads((root / "badminton" / "gt" / f"{cid}.json").read_text(encoding="utf-8"))
         rec = gt["record"]
         m = rec["match"]
         n_rallies += len(rec["rallies"])
+        fps = rec["match"]["source_fps"]
+        pauses += [(b["strokes"][0][0] - a["strokes"][-1][0]) / fps
+                   for a, b in zip(rec["rallies"], rec["rallies"][1:]) if a["game"] == b["game"]]
         n_frames += gt["video"]["n_frames"]
         durations.append(gt["duration_s"])
         print(f"| {cid} | {rec['source']['id']} | {m['event']} | {m['games']} | {m['year']} | {len(rec['rallies'])} | "
@@ -59,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
             labels[r["label"]] += 1
             label_kind.setdefault(r["label"], Counter())[(e["type"], e["where"] if e["type"] == "error" else
                                                           "front/mid/back" if e["type"] == "winner" else "")] += 1
+        dvs += [abs(e["v_after"] - e["v_before"]) for e in ends]
         for e in gt["events"]:
+            wheres[(e["type"], e["where"])] += 1
             types[e["type"]] += 1
             deltas[e["delta"]] += 1
             states[e["state"]] += 1
@@ -69,8 +75,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(ids)} cases, {n_rallies} rallies, {n} events: " + ", ".join(f"{k} {v}" for k, v in types.most_common()))
     print(f"video: {sum(durations) / 60:.0f} min in all, {min(durations) / 60:.1f}-{max(durations) / 60:.1f} min a case, "
           f"{n_frames} frames at {SC.FPS} fps")
+    q = statistics.quantiles(pauses, n=10)
+    print(f"recorded pauses (last hit to the next serve, inside a game): median {statistics.median(pauses):.1f} s, "
+          f"10-90 %: {q[0]:.1f}-{q[-1]:.1f} s; drawn: {SC.REST_S + SC.SETUP_S:g} s")
     share = lambda c: ", ".join(f"{k} {100 * v / n:.1f} %" for k, v in c.most_common())  # noqa: E731
     print(f"delta: {share(deltas)}; state: {share(states)}")
+    print(f"|dV| at a rally's end: median {statistics.median(dvs):.3f}, over 0.05 at {100 * sum(d > 0.05 for d in dvs) / len(dvs):.0f} % "
+          f"of rallies; rows by type and where: " + ", ".join(f"{t} {w or '-'} {k}" for (t, w), k in sorted(wheres.items())))
     print(f"landings moved by the drawing rules: {moved['out_moved']} `out` landings mapped inside the singles lines, "
           f"{moved['winner_moved']} winners mapped outside the receiving half")
     print()

@@ -3,8 +3,8 @@
 Timeline (video seconds).  The video opens on the first serve's set-up for LEAD_S.  Inside a rally the
 timing is the record's: stroke k is hit (frame_num_k - frame_num_0) / source fps after the serve (a stroke
 recorded at or before the previous one's frame is moved MIN_HIT_GAP_S after it).  The record does not time
-the last shot's landing: its flight lasts FLIGHT_S[shot type] (the median time to the next hit of that shot
-type over the ShuttleSet matches), and the landing frame is that moment rounded to the video's frame grid
+the last shot's landing: its flight lasts FLIGHT_S[shot type] (about the median time to the next hit of that
+shot type over the ShuttleSet matches), and the landing frame is that moment rounded to the video's frame grid
 (one frame later if the previous event holds it): the rally's event `t`.  The pause rule: after the landing
 the shuttle lies where it stopped for REST_S, then the next rally's set-up (players where the record has them
 at the serve, the shuttle in the server's hand) is shown for SETUP_S before the serve; after a game's last
@@ -37,7 +37,8 @@ GAME_SETUP_S = 2.0
 TAIL_S = 3.0
 MIN_HIT_GAP_S = 0.12
 
-#: seconds of the last shot's flight, by shot type (median time to the next hit over both collections)
+#: seconds of the last shot's flight, by shot type (about the median time from a shot of that type to the next
+#: hit, measured once over both collections)
 FLIGHT_S = {
     "short service": 0.7, "long service": 1.9, "push": 0.97, "smash": 0.47, "return net": 0.9, "rush": 0.37,
     "net shot": 0.87, "lob": 1.27, "wrist smash": 0.53, "cross-court net shot": 0.88, "passive drop": 0.8,
