@@ -433,9 +433,10 @@ def _main(args) -> int:
     tasks_root = paths.tasks_root(args.tasks_root)
     media_root = paths.media_root(tasks_root, args.media_root)
     games = [g.strip() for g in (args.games or ",".join(PERCEPTION_GAMES)).split(",") if g.strip()]
-    bad = [g for g in games if g not in PERCEPTION_GAMES]
-    if bad:
-        raise BaselinesError(f"no perception reader for {', '.join(bad)} (games: {', '.join(PERCEPTION_GAMES)})")
+    unknown = [g for g in games if not (tasks_root / g / "cases.json").is_file()]
+    if unknown:
+        raise BaselinesError(f"no cases for {', '.join(unknown)} under {tasks_root}")
+    perception_games = [g for g in games if g in PERCEPTION_GAMES]   # the perception agent reads these only
     if args.limit is not None and args.limit < 1:
         raise BaselinesError("--limit must be >= 1")
     for g in games:
@@ -464,9 +465,11 @@ def _main(args) -> int:
         cmds = {"chance-b": chance_cmd("chance", args.seed, rate_table),
                 "majority-b": chance_cmd("majority", args.seed, rate_table), "perception-b": perception_cmd()}
         for folder in [r for r in runs if r.endswith("-b")]:
+            run_games = perception_games if folder == "perception-b" else games
             with bar.stage(n, folder):  # run-b's own bar counts here
-                run_b(out / folder, cmds[folder], folder[:-2], games, args.limit, tasks_root, media_root,
-                      args.workers)
+                if run_games:
+                    run_b(out / folder, cmds[folder], folder[:-2], run_games, args.limit, tasks_root, media_root,
+                          args.workers)
         cache = out / ".frames-cache"
         for mode in [r[:-2] for r in runs if r.endswith("-a")]:
             with bar.stage(n, f"{mode}-a"):
@@ -488,6 +491,13 @@ def _main(args) -> int:
         pictures = draw_pictures(out / "perception-b", tasks_root, games, pics, doc.parent)
     findings = (perception_findings(scores["perception-b"], games, out / "perception-b", tasks_root)
                 if "perception-b" in scores else [])
+    no_reader = [g for g in games if g not in PERCEPTION_GAMES]
+    if no_reader:   # say so instead of letting the perfect-read line stand for games the agent never saw
+        read = [g for g in games if g in PERCEPTION_GAMES]
+        head = findings or ([f"Every case of {', '.join(read)}: T1 = 1.000 (every ground-truth event read from the "
+                             "pixels within 3 s, nothing extra)."] if read and "perception-b" in scores else [])
+        findings = head + [f"Not run on {', '.join(no_reader)}: the agent has no reader for "
+                           f"{'that game' if len(no_reader) == 1 else 'those games'}."]
     text = render_doc(scores, games, bounds, inputs_digest(tasks_root, games, args.limit), args.limit, args.seed,
                       pictures, findings, harbor_note, rate_table)
     doc.parent.mkdir(parents=True, exist_ok=True)
