@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import random
 import re
 import statistics
 from dataclasses import dataclass

@@ -263,9 +263,5 @@ def merge_boxes(boxes: list[Box]) -> list[Box]:
     return out
 
 
-def scene_image(sc: Scene) -> Image.Image:
-    return draw_scene(sc)
-
-
 __all__ = ["project", "background_image", "draw_scene", "Canvas", "shuttle_screen", "W", "H"]
 
