@@ -61,3 +61,24 @@ def test_baselines_command_writes_the_doc_for_one_case(tmp_path: Path, media_roo
     # chance and majority are reproducible: a second run (forced) writes the same doc
     assert R.main(argv + ["--force"]) == 0
     assert (tmp_path / "R.md").read_text() == doc
+
+
+def test_baselines_runs_a_game_without_a_perception_reader(tmp_path: Path) -> None:
+    """Badminton has no perception reader: every other system runs on it, and the doc says the agent did not."""
+    from video_arena.cases import build as B
+
+    cid = _first("badminton")
+    media_root = TASKS
+    if not (TASKS / "badminton" / "media" / f"{cid}.mp4").is_file():
+        media_root = tmp_path / "media"
+        res = B.build_game("badminton", TASKS, media_root, media_only=True, only={cid}, jobs=1)
+        assert res and all(r["media_matches_manifest"] for r in res)
+    argv = ["--games", "badminton", "--limit", "1", "--skip", "chance-b,majority-b", "--out", str(tmp_path / "out"),
+            "--doc", str(tmp_path / "R.md"), "--pictures", str(tmp_path / "pics"), "--media-root", str(media_root),
+            "--no-progress"]
+    assert R.main(argv) == 0
+    doc = (tmp_path / "R.md").read_text()
+    t1 = doc.split("## T1", 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"^\| oracle \| A/B \| 1\.000 \[1\.000, 1\.000\] \(n=1\)", t1, re.M)
+    assert len(re.findall(r"^\| (chance|majority) \| A \|.*\(n=1\)", t1, re.M)) == 2
+    assert "perception agent" not in t1 and "Not run on badminton: the agent has no reader" in doc

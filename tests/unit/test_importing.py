@@ -192,14 +192,14 @@ def with_state(delta_state: list[tuple[str, str]]) -> str:
     return "\n".join(out) + "\n"
 
 
-RIGHT = [("up", "player_a"), ("flat", "player_a"), ("down", "even"), ("down", "player_b")]
+RIGHT = [("up", "player_a"), ("up", "player_a"), ("down", "even"), ("down", "player_b")]   # badminton's band: 0.01
 
 
 def test_given_delta_and_state_are_checked(tmp_path, capsys):
     bad = list(RIGHT)
-    bad[1] = ("up", "player_a")
+    bad[1] = ("flat", "player_a")
     rejected(tmp_path, capsys, run(tmp_path, events=with_state(bad)),
-             "events.csv line 3: delta 'up' disagrees with V_t 0.56 -> 0.6 (band 0.05", "it is 'flat'")
+             "events.csv line 3: delta 'flat' disagrees with V_t 0.56 -> 0.6 (band 0.01", "it is 'up'")
     bad = list(RIGHT)
     bad[2] = ("down", "player_b")
     rejected(tmp_path, capsys, run(tmp_path, events=with_state(bad)), "events.csv line 4: state 'player_b' disagrees")

@@ -34,6 +34,7 @@ from typing import Any
 
 from video_arena import paths
 from video_arena.core import results as R
+from video_arena.cli_args import comma_list
 from video_arena.progress import bar as progress_bar
 from video_arena.baselines import chance_agent
 
@@ -404,7 +405,8 @@ def perception_findings(score, games: list[str], results: Path, tasks_root: Path
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="video-arena baselines", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--games", help="comma-separated games (default: the four with a perception reader)")
+    ap.add_argument("--games", help="comma-separated games (default: every game with cases; the perception agent runs on "
+                    f"{', '.join(PERCEPTION_GAMES)})")
     ap.add_argument("--limit", type=int, help="the first N cases of each game")
     ap.add_argument("--out", default="results/baselines", help="results folders (one per system)")
     ap.add_argument("--doc", default=None, help="the Markdown written (default docs/RESULTS.md)")
@@ -430,11 +432,16 @@ def _main(args) -> int:
 
     tasks_root = paths.tasks_root(args.tasks_root)
     media_root = paths.media_root(tasks_root, args.media_root)
-    games = [g.strip() for g in (args.games or ",".join(PERCEPTION_GAMES)).split(",") if g.strip()]
-    bad = [g for g in games if g not in PERCEPTION_GAMES]
-    if bad and args.harbor:
-        raise BaselinesError(f"--harbor runs the perception agent, which has no reader for {', '.join(bad)} "
-                             f"(games: {', '.join(PERCEPTION_GAMES)})")
+    if args.games:
+        games = comma_list(args.games)
+    else:  # every game of the tasks tree that has cases
+        games = sorted(p.parent.name for p in tasks_root.glob("*/cases.json") if case_ids(tasks_root, p.parent.name, None))
+    unknown = [g for g in games if not (tasks_root / g / "cases.json").is_file()]
+    if unknown:
+        raise BaselinesError(f"no cases for {', '.join(unknown)} under {tasks_root}")
+    perception_games = [g for g in games if g in PERCEPTION_GAMES]   # the perception agent reads these only
+    if args.harbor and not perception_games:
+        raise BaselinesError(f"--harbor runs the perception agent, which reads only {', '.join(PERCEPTION_GAMES)}")
     if args.limit is not None and args.limit < 1:
         raise BaselinesError("--limit must be >= 1")
     for g in games:
@@ -444,11 +451,11 @@ def _main(args) -> int:
     out = Path(args.out)
     doc = Path(args.doc) if args.doc else paths.REPO_ROOT / "docs" / "RESULTS.md"
     pics = Path(args.pictures) if args.pictures else paths.REPO_ROOT / "docs" / "results"
-    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    if bad:  # every other system runs; the perception agent reads only the games it has a reader for
-        print(f"baselines: no perception reader for {', '.join(bad)} (games: {', '.join(PERCEPTION_GAMES)}): "
-              "the perception agent is not run", file=sys.stderr)
-        skip.add("perception-b")
+    skip = set(comma_list(args.skip))
+    no_reader = [g for g in games if g not in PERCEPTION_GAMES]
+    if no_reader:  # every other system runs on them; the perception agent reads only the games it has a reader for
+        print(f"baselines: no perception reader for {', '.join(no_reader)} (games: {', '.join(PERCEPTION_GAMES)}): "
+              "the perception agent is not run on them", file=sys.stderr)
     rate_table = rates(tasks_root, games)
     if args.force:
         import shutil
@@ -467,9 +474,11 @@ def _main(args) -> int:
         cmds = {"chance-b": chance_cmd("chance", args.seed, rate_table),
                 "majority-b": chance_cmd("majority", args.seed, rate_table), "perception-b": perception_cmd()}
         for folder in [r for r in runs if r.endswith("-b")]:
+            run_games = perception_games if folder == "perception-b" else games
             with bar.stage(n, folder):  # run-b's own bar counts here
-                run_b(out / folder, cmds[folder], folder[:-2], games, args.limit, tasks_root, media_root,
-                      args.workers)
+                if run_games:
+                    run_b(out / folder, cmds[folder], folder[:-2], run_games, args.limit, tasks_root, media_root,
+                          args.workers)
         cache = out / ".frames-cache"
         for mode in [r[:-2] for r in runs if r.endswith("-a")]:
             with bar.stage(n, f"{mode}-a"):
@@ -480,7 +489,8 @@ def _main(args) -> int:
             from video_arena.baselines import harbor as H
 
             with bar.stage(n, "perception on Harbor"):
-                harbor_note = H.run_perception_on_harbor(out / "perception-harbor", games, args.limit, tasks_root)
+                harbor_note = H.run_perception_on_harbor(out / "perception-harbor", perception_games, args.limit,
+                                                         tasks_root)
 
     scores = {}
     for folder, _, _ in SYSTEMS:
@@ -491,8 +501,12 @@ def _main(args) -> int:
         pictures = draw_pictures(out / "perception-b", tasks_root, games, pics, doc.parent)
     findings = (perception_findings(scores["perception-b"], games, out / "perception-b", tasks_root)
                 if "perception-b" in scores else [])
-    if bad:
-        findings = [f"Not run: the perception agent has no reader for {', '.join(bad)}."]
+    if no_reader:   # say so instead of letting the perfect-read line stand for games the agent never saw
+        read = [g for g in games if g in PERCEPTION_GAMES]
+        head = findings or ([f"Every case of {', '.join(read)}: T1 = 1.000 (every ground-truth event read from the "
+                             "pixels within 3 s, nothing extra)."] if read and "perception-b" in scores else [])
+        findings = head + [f"Not run on {', '.join(no_reader)}: the agent has no reader for "
+                           f"{'that game' if len(no_reader) == 1 else 'those games'}."]
     text = render_doc(scores, games, bounds, inputs_digest(tasks_root, games, args.limit), args.limit, args.seed,
                       pictures, findings, harbor_note, rate_table)
     doc.parent.mkdir(parents=True, exist_ok=True)

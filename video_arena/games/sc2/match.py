@@ -12,6 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+
+class SC2Error(RuntimeError):
+    """A replay, record or model of the StarCraft II cases that cannot be used (one clear message)."""
+
+
 LOOPS_PER_GAME_S = 16
 FASTER = 1.4
 LOOPS_PER_REAL_S = LOOPS_PER_GAME_S * FASTER      # 22.4

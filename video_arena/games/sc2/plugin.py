@@ -15,7 +15,6 @@ yellow cross where a unit or building died.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import random
@@ -27,6 +26,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from video_arena import paths
+from video_arena.digests import sha256_text
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.sc2 import match as M
 from video_arena.media.pacing import Schedule
@@ -34,7 +34,6 @@ from video_arena.media.pacing import Schedule
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 REPLAYS = DATA / "replays"
-MODEL = DATA / "model.json"
 COLLECTION = "sc2reader-test-replays"
 REPOSITORY = "github.com/ggtracker/sc2reader"
 COMMIT = "a7778d0436ba37540bfd11f1892a502f5b9c1456"
@@ -60,8 +59,7 @@ MARK_RGB = (255, 225, 0)
 EDGE = (20, 20, 20)
 
 
-class SC2Error(RuntimeError):
-    pass
+SC2Error = M.SC2Error
 
 
 # -- records ---------------------------------------------------------------------------------------
@@ -134,7 +132,7 @@ def selection(n: int, seed: int, records: dict[str, dict[str, Any]]) -> tuple[li
     eligible = [name for name, rec in records.items() if duration_s(rec) >= MIN_CASE_S]
     if len(eligible) < n:
         raise SC2Error(f"only {len(eligible)} replays are eligible for cases; {n} asked")
-    key = lambda name: hashlib.sha256(f"video-arena/sc2/select/{seed}/{records[name]['source']['sha256']}".encode()).hexdigest()  # noqa: E731
+    key = lambda name: sha256_text(f"video-arena/sc2/select/{seed}/{records[name]['source']['sha256']}")  # noqa: E731
     cases = sorted(eligible, key=key)[:n]
     return cases, sorted(set(records) - set(cases))
 

@@ -20,9 +20,10 @@ needs neither sc2reader nor the replay.
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
+
+from video_arena.digests import sha256_file
 
 #: Town halls and their morphs (the definition's `expand` and `base_kill`).
 TOWN_HALLS_NEW = {"Nexus", "CommandCenter", "Hatchery"}
@@ -68,7 +69,7 @@ class ReplayError(ValueError):
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return sha256_file(path)
 
 
 def load(path: Path):

@@ -1,0 +1,143 @@
+"""The badminton plugin: real BWF singles matches from the ShuttleSet stroke records.
+
+Records: ShuttleSet and ShuttleSet22 (CoachAI-Projects, MIT), one match per case, every rally annotated stroke
+by stroke from the broadcast (records.py reads them; data/ holds the files the cases use).  Selection: the
+rule in records.select over data/pool.csv (every distinct match of both collections, with the facts the rule
+uses; `python -m video_arena.games.badminton.records pool DIR` rewrites it from an upstream copy).
+
+Events: one `winner`, `error` or `fault` row per rally from its end label (records.LABELS), a `game` row one
+frame after each game's last rally.  V_t: value.py (exact Markov chain, serve-win rates fitted on the match).
+Video: continuous play drawn from the record (scene.py: the timeline and the pause rule; render.py: the
+picture), FPS frames a second, no text of any kind.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Iterator
+
+from PIL import Image
+
+from video_arena.games.base import GamePlugin, Step
+from video_arena.games.badminton import records as R
+from video_arena.games.badminton import render as RD
+from video_arena.games.badminton import scene as SC
+from video_arena.games.badminton import value as V
+from video_arena.media.pacing import Schedule
+
+ACTOR = {"a": "player_a", "b": "player_b"}
+
+
+def servers(record: dict[str, Any]) -> list[str]:
+    """Who serves each rally: the hitter of its first stroke."""
+    return [r["strokes"][0][1] for r in record["rallies"]]
+
+
+def with_value_model(record: dict[str, Any]) -> dict[str, Any]:
+    ws = R.rally_winners(record)
+    p_a, p_b = V.serve_win_rates(servers(record), ws)
+    record["value_model"] = {"serve_win_a": round(p_a, 6), "serve_win_b": round(p_b, 6),
+                             "first_server": servers(record)[0],
+                             "fitted_on": f"all {len(ws)} rallies of the match"}
+    return record
+
+
+class BadmintonPlugin(GamePlugin):
+    name = "badminton"
+    fps = SC.FPS
+    lead_in_s = SC.LEAD_S
+    tail_s = SC.TAIL_S
+    value_range = (0.0, 1.0)
+    continuous = True
+
+    # -- records --
+    def select_records(self, n: int, seed: int) -> list[dict[str, Any]]:
+        chosen = R.select(R.read_pool(), n, seed)
+        return [with_value_model(R.read_match(e.collection, e.folder)) for e in chosen]
+
+    def replay(self, record: dict[str, Any]) -> list[Step]:
+        return [Step(kind, ACTOR[side], where) for kind, side, where in SC.plan(record).steps]
+
+    # -- V_t --
+    def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
+        """V before the first rally, after each rally, and (unchanged) at each game row."""
+        vm = record["value_model"]
+        ws = R.rally_winners(record)
+        games = [r["game"] for r in record["rallies"]]
+        per_rally = V.values(servers(record), ws, games, vm["serve_win_a"], vm["serve_win_b"])
+        out = [per_rally[0]]
+        for i in range(len(ws)):
+            out.append(per_rally[i + 1])
+            if i + 1 == len(ws) or games[i + 1] != games[i]:
+                out.append(per_rally[i + 1])
+        if progress:
+            progress(len(out), len(out))
+        return out
+
+    def final_value(self, record: dict[str, Any]) -> float | None:
+        a, b = record["rallies"][-1]["score"]
+        return 1.0 if a > b else 0.0
+
+    def evaluator(self) -> dict[str, Any]:
+        return V.describe()
+
+    # -- video --
+    def pace(self, record: dict[str, Any], rng: random.Random) -> Schedule:
+        p = SC.plan(record)
+        return Schedule(fps=p.fps, event_frames=p.event_frames, n_frames=p.n_frames)
+
+    def think_times(self, record: dict[str, Any], rng: random.Random) -> list[float]:
+        frames = SC.plan(record).event_frames
+        return [(f - g) / self.fps for f, g in zip(frames, (0,) + frames[:-1])]
+
+    def scene(self, record: dict[str, Any], frame: int) -> SC.Scene:
+        return SC.frame_scene(SC.plan(record), frame)
+
+    def frame_image(self, record: dict[str, Any], frame: int) -> Image.Image:
+        return RD.draw_scene(self.scene(record, frame))
+
+    def render(self, record: dict[str, Any]) -> Iterator[Image.Image]:
+        """The picture at frame 0 and at each event's frame."""
+        p = SC.plan(record)
+        yield RD.draw_scene(SC.frame_scene(p, 0))
+        for f in p.event_frames:
+            yield RD.draw_scene(SC.frame_scene(p, f))
+
+    def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Any], list[int]]:
+        """One yuv420p frame per video frame, redrawn and converted only where the sprites were and are."""
+        from video_arena.media.encode import IncrementalYuv420p
+
+        p = SC.plan(record)
+
+        def images():
+            canvas, yuv = RD.Canvas(), IncrementalYuv420p()
+            out = RD.background_pixels().copy()
+            for k in range(sched.n_frames):
+                boxes = canvas.draw(SC.frame_scene(p, k))
+                canvas.pixels_u8(boxes, out)
+                yield yuv.frame(out, boxes)
+
+        return images(), list(range(sched.n_frames))
+
+    # -- provenance --
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "source": f"ShuttleSet and ShuttleSet22 stroke-by-stroke records of BWF singles matches ({R.REPOSITORY} "
+                      f"at {R.COMMIT}; data/PROVENANCE.md)",
+            "licence": R.LICENCE,
+            "selection": "records.select over data/pool.csv: eligible matches (score +1 every rally, legal game ends, "
+                         f"no stroke gap over {R.MAX_STROKE_GAP_S} s, end labels consistent with the score, at most "
+                         f"{R.MAX_MISSING_LABELS} unlabelled rallies), men's and women's singles x two and three games "
+                         "in turn, the least-held year first",
+            "engine": "none (recorded matches); V_t by an exact Markov chain over score states",
+            "evaluator": self.evaluator(),
+            "render": f"drawn by the toolkit from the record: fixed camera behind one end, {SC.FPS} fps, pauses between "
+                      f"rallies shortened to {SC.REST_S + SC.SETUP_S:g} s ({SC.GAME_REST_S + SC.GAME_SETUP_S:g} s when "
+                      "the players change ends)",
+        }
+
+    def case_summary(self, record: dict[str, Any]) -> dict[str, Any]:
+        return {"collection": record["source"]["collection"], "id": record["source"]["id"]}
+
+
+PLUGIN = BadmintonPlugin()
+
