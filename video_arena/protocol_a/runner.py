@@ -73,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--reasoning-effort", default=None, help="sent as reasoning_effort and recorded")
     ap.add_argument("--enable-thinking", type=_bool, default=None,
                     help="true|false, sent as chat_template_kwargs.enable_thinking (Qwen on vLLM)")
+    ap.add_argument("--on-overflow", choices=("stop", "degrade"), default="stop",
+                    help="a context-length refusal: stop the cell (stop reason context_overflow, the default) "
+                         "or re-send it with fewer stills (a recorded max_frames degradation)")
     ap.add_argument("--force", action="store_true", help="re-run cells that already have a reply")
     ap.add_argument("--tasks-root", default=None, help="tasks tree (default $VA_TASKS_ROOT or the built-in tasks/)")
     ap.add_argument("--media-root", default=None, help="where <game>/media/<case>.mp4 are (default: tasks root)")
@@ -91,6 +94,8 @@ def cell_done(cell: Path) -> dict[str, Any] | None:
         run = json.loads(rp.read_text(encoding="utf-8"))
     except json.JSONDecodeError:
         return None
+    if run.get("stop_reason") == "context_overflow":  # re-sending it would be the refused request again
+        return run
     if run.get("stop_reason") in (None, "harness_error") or not (cell / "answer.json").is_file():
         return None
     return run
@@ -165,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         return execute_cell(cond=cond, opts=opts, client=client, game=game, case_id=case_id,
                             instruction_path=r["instruction"], frames_for=frames_for,
                             out_dir=out / game / case_id, runner="native", jpeg_q=a.jpeg_q,
-                            max_frames=a.max_frames)
+                            max_frames=a.max_frames, on_overflow=a.on_overflow)
 
     counts: dict[str, int] = {}
     print(f"{len(todo)} cells to run, {skipped} already done, condition {cond.name} "
@@ -177,9 +182,14 @@ def main(argv: list[str] | None = None) -> int:
             g, c = futs[fut]
             try:
                 rec = fut.result()
-                key = "harness_error" if rec["stop_reason"] == "harness_error" else rec["answer_state"]
-                if rec["stop_reason"] == "harness_error":
-                    bar.write(f"{g}/{c}: harness_error: {rec.get('error')}", file=sys.stderr)
+                failed = rec["stop_reason"] in ("harness_error", "context_overflow")
+                key = rec["stop_reason"] if failed else rec["answer_state"]
+                if failed:
+                    bar.write(f"{g}/{c}: {rec['stop_reason']}: {rec.get('error')}", file=sys.stderr)
+                elif rec.get("degradations"):
+                    bar.write(f"{g}/{c}: degraded: " + "; ".join(
+                        f"{d.get('kind')} {d.get('from')} -> {d.get('to')}" for d in rec["degradations"]),
+                        file=sys.stderr)
             except Exception as exc:  # noqa: BLE001 - a bug in one cell must not stop the sweep
                 key = "crashed"
                 bar.write(f"{g}/{c}: crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
