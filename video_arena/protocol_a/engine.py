@@ -89,6 +89,31 @@ class RequestOptions:
                    extra_body=dict(r.get("extra_body") or {}))
 
 
+#: request keys a condition (or its recorded options) fixes: --extra-body may not set them, or the run
+#: record would misstate what was sent
+CONDITION_KEYS = ("model", "messages", "max_tokens", "max_completion_tokens", "temperature", "reasoning_effort",
+                  "enable_thinking")
+
+
+def extra_body_collisions(extra: dict[str, Any]) -> list[str]:
+    """The keys of an extra body that would change a condition field (dotted for nested ones)."""
+    hits = [k for k in CONDITION_KEYS if k in extra]
+    ctk = extra.get("chat_template_kwargs")
+    if isinstance(ctk, dict) and "enable_thinking" in ctk:
+        hits.append("chat_template_kwargs.enable_thinking")
+    return hits
+
+
+def check_extra_body(extra: dict[str, Any]) -> None:
+    """Raise ValueError naming the condition fields an extra body would override."""
+    hits = extra_body_collisions(extra)
+    if hits:
+        raise ValueError(
+            f"--extra-body may not set {', '.join(hits)}: a condition field (what run.json records as sent). "
+            f"Use --model, --max-tokens, --reasoning-effort, --enable-thinking, or another condition file "
+            f"(temperature, the prompt)")
+
+
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for k, v in extra.items():

@@ -44,7 +44,7 @@ from video_arena.digests import sha256_bytes
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
 from video_arena.protocol_a.condition import load_condition
-from video_arena.protocol_a.engine import RequestOptions
+from video_arena.protocol_a.engine import RequestOptions, check_extra_body
 
 MEDIA = "/app/match.mp4"
 ANSWER = "/app/answer.json"
@@ -106,6 +106,7 @@ class ProtocolA(BaseAgent):
         if isinstance(extra_body, str):
             extra_body = json.loads(extra_body) if extra_body.strip() else {}
         self.extra_body = dict(extra_body or {})
+        check_extra_body(self.extra_body)
         self.on_overflow = str(on_overflow or "stop")
         if self.on_overflow not in ("stop", "degrade"):
             raise ValueError(f"on_overflow: expected stop or degrade, got {on_overflow!r}")

@@ -10,8 +10,10 @@ still's own SHA-256 (engine.reference_body).  `verify_cell` rebuilds that reques
   * the request options the run record holds (model, max_tokens, reasoning effort, extra body),
 
 and refuses the cell (ok=False, reason) when anything disagrees: the rebuilt hash, the instruction
-digest, the grid timestamps, the prompt text, or the answer (which must be what the extractor takes
-from the recorded reply).  The scorer calls it for every Protocol A cell.
+digest, the grid timestamps, the prompt text, the answer (which must be what the extractor takes
+from the recorded reply), or the media: the receipt's media SHA-256 must be the one the game's
+manifest.json records for the case.  The scorer calls it for every Protocol A cell unless
+`score --no-verify-requests`.
 """
 from __future__ import annotations
 
@@ -113,16 +115,31 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
     except (OSError, json.JSONDecodeError) as exc:
         problems.append(f"answer/reply not readable: {exc}")
     media_sha = _case_media_sha(run, tasks_root)
-    if media_sha and media_sha != receipt.get("media", {}).get("sha256"):
-        problems.append("the stills were sampled from other media than the case's (media sha256 differs)")
+    got = (receipt.get("media") or {}).get("sha256") if isinstance(receipt.get("media"), dict) else None
+    if media_sha and got != media_sha:
+        problems.append(f"the stills were sampled from other media than the case's (media sha256 "
+                        f"{str(got)[:12]}, the manifest says {media_sha[:12]})")
     return (not problems), ("ok" if not problems else "; ".join(problems))
 
 
 def _case_media_sha(run: dict[str, Any], tasks_root) -> str | None:
+    """The case's media SHA-256 as the tasks tree records it: `tasks/<game>/manifest.json`
+    (cases[].media_sha256, written by build-cases), else a digest in its cases.json entry."""
     try:
-        case = resolve(run["game"], run["case_id"], tasks_root)["case"]
-    except (LookupError, OSError, ValueError):
+        r = resolve(run["game"], run["case_id"], tasks_root)
+    except (LookupError, OSError, ValueError, TypeError):
         return None
+    manifest = Path(r["game_dir"]) / "manifest.json"
+    if manifest.is_file():
+        try:
+            doc = _load(manifest)
+        except (OSError, json.JSONDecodeError):
+            doc = {}
+        for entry in doc.get("cases") or []:
+            if isinstance(entry, dict) and entry.get("case_id") == run["case_id"]:
+                if isinstance(entry.get("media_sha256"), str):
+                    return entry["media_sha256"]
+    case = r["case"]
     for key in ("media_sha256", "sha256"):
         if isinstance(case.get(key), str):
             return case[key]

@@ -30,7 +30,8 @@ from video_arena.core import iter_cases, resolve
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
 from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
-from video_arena.protocol_a.engine import RequestOptions
+from video_arena.protocol_a.engine import RequestOptions, check_extra_body
+from video_arena.scoring.condition_fields import resume_differences
 
 CACHE_ENV = "VA_CACHE_DIR"
 
@@ -124,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.workers < 1:
         print("error: --workers must be >= 1", file=sys.stderr)
         return 2
+    try:
+        check_extra_body(a.extra_body)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     games = [g.strip() for g in a.games.split(",") if g.strip()] if a.games else None
     try:
         cells = list(iter_cases(a.tasks_root, games, a.limit))
@@ -141,14 +147,17 @@ def main(argv: list[str] | None = None) -> int:
                           extra_body=a.extra_body)
     client = make_client(base_url, cond.request_timeout_s)
 
+    this_run = {"protocol": "A", "model": a.model, "condition_sha256": cond.sha256, "request_params": opts.record()}
     todo, skipped = [], 0
     for game, case in cells:
         cell = out / game / case["case_id"]
         done = cell_done(cell)
         if done and not a.force:
-            if done.get("model") != a.model or done.get("condition_sha256") != cond.sha256:
-                print(f"error: {cell} holds a finished cell of model {done.get('model')!r} under condition "
-                      f"{str(done.get('condition_sha256'))[:12]}; use another --out or --force", file=sys.stderr)
+            diffs = resume_differences(done, this_run, ("model", "condition_sha256"))
+            if diffs:
+                print(f"error: {cell} holds a finished cell of another condition: {'; '.join(diffs)}; resuming "
+                      f"would mix two measurements in one --out (use another --out, or --force to re-run)",
+                      file=sys.stderr)
                 return 2
             skipped += 1
             continue

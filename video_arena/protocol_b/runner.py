@@ -708,6 +708,15 @@ def main(argv: list[str] | None = None) -> int:
     if not cells:
         _err(f"no cases to run in {tasks_root} (games: {games or 'all'}); nothing done")
         return 0
+    if not a.force:
+        from video_arena.scoring.condition_fields import finished_cell_conflict
+        this_run = {"protocol": "B", "model": cfg.model, "max_turns": cfg.max_turns, "timeout_min": cfg.timeout_min,
+                    "agent_cmd": redact(cfg.agent_cmd), "isolation": isolation.record(),
+                    "reasoning_effort": cfg.reasoning_effort}
+        conflict = finished_cell_conflict(out, cells, this_run, ("model", "reasoning_effort"), is_finished)
+        if conflict:
+            _err(f"error: {conflict}")
+            return 2
     if a.skip_preflight:
         cfg.preflight = {"skipped": True}
     else:

@@ -48,6 +48,7 @@ from typing import Any
 from video_arena import paths
 from video_arena.core import tasks as T
 from video_arena.scoring import caveats as CV
+from video_arena.scoring import condition_fields as CF
 from video_arena.scoring import scorer as S
 
 #: Exceptions with which the *agent* stopped and the verifier still graded what it left (the
@@ -282,12 +283,14 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> dict[str, Any] | None:
         run, err = CV.read_json_object(agent / "run.json")
         if run is None:
             cell.warnings.append(f"trial {trial.dir.name}: agent/run.json {err}")
+    cfg = (trial.result or {}).get("config") or trial.config or {}
     if run is not None:
         if cell.protocol is None and run.get("protocol"):
             cell.protocol = str(run["protocol"])
         CV.read_run_caveats(cell, run)
+        cell.condition = {**CF.harbor_condition(cfg), **cell.condition}
         return run
-    cfg = (trial.result or {}).get("config") or trial.config or {}
+    cell.condition = CF.harbor_condition(cfg)
     kwargs = ((cfg.get("agent") or {}).get("kwargs") or {}) if isinstance(cfg, dict) else {}
     if isinstance(kwargs, dict) and "reasoning_effort" in kwargs:
         cell.effort_recorded = True
@@ -394,7 +397,7 @@ def _job_facts(job: Path, cfg: dict[str, Any]) -> dict[str, Any]:
 
 def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
               tolerance: float = S.BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
-              verify_requests: bool = False, judge_mod=None, progress: bool | None = None,
+              verify_requests: bool = True, judge_mod=None, progress: bool | None = None,
               label: str | None = None, exclude_flagged: bool = False) -> S.SystemScore:
     """Score a Harbor job folder against a tasks tree (same arguments as scorer.score_results)."""
     from video_arena.scoring.judge_loader import load_judge
@@ -486,7 +489,8 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
     system = S.SystemScore(results=job, tasks_root=root, tolerance_s=float(tolerance), games=games,
                            no_case_games=no_case_games, judge_version=getattr(J, "JUDGE_VERSION", None)
                            or getattr(J, "__version__", None), n_boot=n_boot, seed=seed, warnings=warnings,
-                           label=label or job.name, exclude_flagged=exclude_flagged)
+                           label=label or job.name, exclude_flagged=exclude_flagged,
+                           requests_verified=bool(verify_requests))
     cells = [c for c in system.cells() if isinstance(c, HarborCell)]
     ran = [c for c in cells if c.trial]
     missing = [c for c in ran if c.status == S.STATUS_MISSING]
