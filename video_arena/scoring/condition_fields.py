@@ -101,8 +101,8 @@ def harbor_condition(trial_config: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _show(field: str, v: Any) -> str:
-    if v is None:
-        return "null"
+    if v is None or isinstance(v, bool):
+        return json.dumps(v)
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
