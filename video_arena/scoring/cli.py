@@ -15,9 +15,12 @@ every mean and counted; cells that ran and left no answer (B never_wrote/deleted
 0.0, stay in the mean and are counted in the 0-row column; the overall row is the mean of the game
 means; comparing two systems diffs them on the games both scored.  Every scored cell's caveats
 (degraded, truncated, multi-block, audit not clean, recall ceiling, reasoning effort) are counted per
-game and overall; a table whose cells differ in condition, model, protocol, tolerance or reasoning
-effort is refused (exit 2) unless --allow-mixed, which marks it DIAGNOSTIC; an answer or a ground truth
-that is not the one recorded (answer_sha256, manifest.json) is an integrity error (exit 1).
+game and overall; a table whose cells differ in condition, model, protocol, tolerance, reasoning
+effort or any other recorded setting (video_arena/scoring/condition_fields.py) is refused (exit 2)
+unless --allow-mixed, which marks it DIAGNOSTIC; an answer or a ground truth that is not the one
+recorded (answer_sha256, manifest.json) is an integrity error (exit 1).  Every Protocol A request is
+rebuilt and checked (unverified cells are excluded) unless --no-verify-requests, a caveat printed
+above the table; a context overflow is missing and counted in the ovfl column.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ The rules (DESIGN.md "Aggregation", seed 000 "Reporting a comparable number", do
   (a malformed one scores 0.0 with the judge's `format_error`).
 * **diagnostic** (excluded from benchmark means, listed): a cell whose run record names a matching
   tolerance other than the scoring tolerance (3 s).
-* **unverified** (excluded, listed): with `--verify-requests`, a Protocol A cell whose request hash
+* **unverified** (excluded, listed): unless `--no-verify-requests`, a Protocol A cell whose request hash
   does not rebuild from its condition file.
 * Per game: mean over scored cells of `reward` and `t1_f1`; `t2_macro_acc` / `t3_macro_acc` over the
   scored cells where the tier is computable (at least one T1 match), each with its own n.  A case with
