@@ -519,3 +519,15 @@ def test_symlinked_answer_is_not_followed_and_unmanifested_gt_is_named(tmp_path)
     assert r["cells"][c[0]]["answer_check"] == "unreadable"
     assert "ground truth not checked against a manifest (no manifest.json): chess" in r["out"]
     assert r["json"]["systems"][0]["ground_truth_unchecked"] == ["chess"]
+
+
+def test_compare_refuses_two_systems_of_different_generation_settings(tree):
+    """Issue 22: max_tokens (and temperature, max_turns, timeouts, isolation, judge version) differing
+    between two systems is refused by --compare; the model is what a comparison compares."""
+    tmp, tasks, ids = tree
+    a, b = tmp / "A22", tmp / "B22"
+    for x in ids["chess"]:
+        write_cell(a, a_run("chess", x))
+        write_cell(b, a_run("chess", x, model="m2", request_params={**_RP, "model": "m2", "max_tokens": 8000}))
+    r = run_cli(tmp, a, tasks, "--compare", str(b))
+    assert r["rc"] == 2 and "max_tokens: A has 48000; B has 8000" in r["err"], r["err"]

@@ -353,4 +353,6 @@ def compare_mixing(a_cells: list, b_cells: list) -> list[str]:
         if set(ta) != set(tb):
             out.append(f"{dim}: A has {', '.join(_show(dim, v) for v in ta)}; "
                        f"B has {', '.join(_show(dim, v) for v in tb)}")
+    from video_arena.scoring.condition_fields import compare_lines
+    out += compare_lines(a_cells, b_cells)
     return out

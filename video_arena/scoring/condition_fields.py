@@ -135,6 +135,25 @@ def mixing_lines(cells: Iterable[Any]) -> list[str]:
     return out
 
 
+#: the fields `score --compare` refuses to differ between two systems (the model, its reasoning effort,
+#: its thinking switch, its extra body and the agent command are what a comparison compares)
+COMPARE_FIELDS = ("max_tokens", "temperature", "max_turns", "timeout_min", "isolation", "timeout_multipliers",
+                  "judge_version")
+
+
+def compare_lines(a_cells: Iterable[Any], b_cells: Iterable[Any]) -> list[str]:
+    """One line per COMPARE_FIELDS field whose values differ between two systems' cells."""
+    out = []
+    a_cells, b_cells = list(a_cells), list(b_cells)
+    for f in COMPARE_FIELDS:
+        va = {(getattr(c, "condition", None) or {}).get(f, ABSENT) for c in a_cells} - {ABSENT}
+        vb = {(getattr(c, "condition", None) or {}).get(f, ABSENT) for c in b_cells} - {ABSENT}
+        if va and vb and va != vb:
+            out.append(f"{f}: A has {', '.join(sorted(map(lambda v: _show(f, v), va)))}; "
+                       f"B has {', '.join(sorted(map(lambda v: _show(f, v), vb)))}")
+    return out
+
+
 def resume_differences(old: dict[str, Any], new: dict[str, Any], keys: Iterable[str]) -> list[str]:
     """What differs between a finished cell's run record and the run about to resume into its --out:
     the given top-level keys, then the condition fields (condition_of) both records state."""
