@@ -5,9 +5,9 @@ ground truth) gets a short test-pattern video for its first case (the run-to-sco
 depend on what the video shows, and the test must not wait for the full renders).  The real
 `run-a` command runs one case per game under a custom condition file against the local
 OpenAI-compatible server, which replies with the case's ground truth; then the real `score`
-command must print every game with n_scored/n_cases 1/20 and reward 1.000, and `score
---verify-requests` must accept every cell (its request rebuilt from the condition copy in
-<out>/_conditions/)."""
+command must print every game with n_scored/n_cases 1/20 and reward 1.000, and `score` (which
+verifies every Protocol A request by default) must accept every cell (its request rebuilt from the
+condition copy in <out>/_conditions/, its media digest the one the game's manifest names)."""
 from __future__ import annotations
 
 import json
@@ -22,6 +22,7 @@ import pytest
 
 from fixtures.openai_test_server import OpenAITestServer
 from video_arena.core import tasks as T
+from video_arena.digests import sha256_file
 from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, DEFAULT_CONDITION
 
 pytestmark = pytest.mark.slow
@@ -54,6 +55,13 @@ def tree(tmp_path_factory) -> tuple[Path, dict[str, str], dict[int, str]]:
                         f"testsrc=size=160x90:rate=5", "-t", str(secs), "-c:v", "libx264", "-preset", "ultrafast",
                         "-pix_fmt", "yuv420p", str(dst / game / "media" / f"{case}.mp4")], check=True)
         first[game], by_stills[secs] = case, game
+        # the tree now holds other media for this case: its manifest says so (score checks the stills
+        # were sampled from the media the manifest names)
+        man = json.loads((dst / game / "manifest.json").read_text())
+        for entry in man["cases"]:
+            if entry["case_id"] == case:
+                entry["media_sha256"] = sha256_file(dst / game / "media" / f"{case}.mp4")
+        (dst / game / "manifest.json").write_text(json.dumps(man, indent=1))
     return dst, first, by_stills
 
 

@@ -11,36 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.openai_test_server import OpenAITestServer
-from fixtures.protocol_a_tree import make_tasks_tree, oracle_reply
+from fixtures.protocol_a_fixtures import cache, fast_retries, server, tree  # noqa: F401 (pytest fixtures)
+from fixtures.protocol_a_tree import oracle_reply
 from video_arena.protocol_a import runner
 from video_arena.protocol_a.condition import DEFAULT_CONDITION, load_condition
 from video_arena.protocol_a.engine import IMAGE_REF, MP4_REF, request_sha256
 from video_arena.protocol_a.provenance import verify_cell
 
 SHORT, LONG = "paShort1", "paLong02"
-
-
-@pytest.fixture(scope="module")
-def tree(tmp_path_factory):
-    return make_tasks_tree(tmp_path_factory.mktemp("a_tasks"))
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("a_cache")
-
-
-@pytest.fixture
-def server():
-    with OpenAITestServer() as srv:
-        yield srv
-
-
-@pytest.fixture(autouse=True)
-def fast_retries(monkeypatch):
-    monkeypatch.setenv("VA_A_RETRY_SCALE", "0.001")  # test-only: 1 s -> 1 ms
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
 
 
 def condition(tmp_path: Path, **changes) -> Path:

@@ -143,10 +143,13 @@ def test_resume_skips_finished_cells_and_force_reruns(tmp_path: Path) -> None:
     rec2 = record(out, CASE2)
     rec2["stop_reason"] = "harness_error"
     (out / "toy" / CASE2 / "run.json").write_text(json.dumps(rec2))
-    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "1"), limit=None)
+    rc, out = run_b(tmp_path, agent("never_writes.py"), limit=None)
     assert rc == 0
     assert record(out) == first                                   # finished: skipped
-    assert record(out, CASE2)["answer_state"] == "wrote"          # harness_error: re-run
+    assert record(out, CASE2)["stop_reason"] != "harness_error"   # harness_error: re-run
+    # another agent command into the same --out: refused before any cell (another condition)
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "1"), limit=None)
+    assert rc == 2 and record(out) == first
     rc, out = run_b(tmp_path, agent("writer.py", "--rows", "2"), "--force", limit=None)
     assert record(out)["n_rows"] == 2 and record(out, CASE2)["n_rows"] == 2
     assert record(out)["sandbox"] != first["sandbox"]             # a re-run starts from a new folder

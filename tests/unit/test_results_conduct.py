@@ -189,12 +189,17 @@ def test_isolation_allow_paths_and_preflight_warnings_are_caveat_columns(tasks, 
                           preflight={"skipped": False, "warnings": ["tesseract missing"]}), {"events": []})
     cv = caveats(res, tasks)
     assert (cv["no_isolation"], cv["allow_paths"], cv["preflight_warned"]) == (1, 1, 1)
-    rc, text, _ = score_cli(res, tasks)
+    # the isolation mode is also a compared condition field (core/condition_fields.py): a table with
+    # an isolated and a non-isolated cell is refused, and --allow-mixed shows the columns
+    rc, _, err = score_cli(res, tasks)
+    assert rc == 2 and "isolation: bwrap (3 cells) vs none (1 cell)" in err, err
+    rc, text, _ = score_cli(res, tasks, "--allow-mixed")
+    assert rc == 0
     hdr = next(ln for ln in text.splitlines() if ln.strip().startswith("caveats"))
     assert hdr.split()[7:12] == ["redrawn", "turns>cap", "no-iso", "allow", "preflight"]
     assert caveat_row(text)[7:12] == ["0", "0", "1", "1", "1"]
     csv_path = tmp_path / "t.csv"
-    score_cli(res, tasks, "--csv", str(csv_path))
+    score_cli(res, tasks, "--csv", str(csv_path), "--allow-mixed")
     head, chess = csv_path.read_text().splitlines()[:2]
     rowd = dict(zip(head.split(","), chess.split(",")))
     assert (rowd["no_isolation"], rowd["allow_paths"], rowd["preflight_warned"]) == ("1", "1", "1")

@@ -41,6 +41,8 @@ def run_cli(tmp: Path, src: Path, tasks: Path, *extra: str) -> dict:
     o.mkdir()
     argv = [str(src), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "100", "--csv", str(o / "g.csv"),
             "--cells-csv", str(o / "c.csv"), "--json", str(o / "s.json"), *extra]
+    if "--verify-requests" not in extra:  # the fixture cells carry no receipts (verification: its own tests)
+        argv.append("--no-verify-requests")
     import contextlib
     import io
     out, err = io.StringIO(), io.StringIO()
@@ -162,14 +164,9 @@ def _grid(**k):
     return {"fps": 1, "jpeg_q": 4, "max_frames": 256, "longest_side": 768, **k}
 
 
+_RP = {"model": "m1", "max_tokens": 48000, "temperature": 0, "reasoning_effort": None}
 MIXES = {
     "condition_sha256": (dict(condition_sha256="f" * 64), "condition_sha256: "),
-    "jpeg_q": (dict(sampling=_grid(jpeg_q=6), degraded=True,
-                    degradations=[{"kind": "jpeg_q", "from": 4, "to": 6, "why": "set by the operator"}]),
-               "grid: fps1-n256-ls768-q4 (1 cell) vs fps1-n256-ls768-q6 (1 cell)"),
-    "max_frames": (dict(sampling=_grid(max_frames=128), frames_used=128, degraded=True,
-                        degradations=[{"kind": "max_frames", "from": 256, "to": 128, "why": "set by the operator"}]),
-                   "fps1-n128-ls768-q4"),
     "fps": (dict(sampling=_grid(fps=2)), "fps2-n256-ls768-q4"),
     "longest_side": (dict(sampling=_grid(longest_side=512)), "fps1-n256-ls512-q4"),
     "transport": (dict(transport="mp4"), "transport: "),
@@ -177,7 +174,25 @@ MIXES = {
     "reasoning_effort": (dict(reasoning_effort="low"), "reasoning_effort: "),
     "tolerance": (dict(tolerance_s=5), "tolerance_s: "),
     "protocol": (None, "protocol: A (1 cell) vs B (1 cell)"),
+    # issue 22: every knob that changes the measurement
+    "max_tokens": (dict(request_params={**_RP, "max_tokens": 512}), "max_tokens: "),
+    "temperature": (dict(request_params={**_RP, "temperature": 0.9}), "temperature: "),
+    "enable_thinking": (dict(request_params={**_RP, "enable_thinking": True}, enable_thinking=True),
+                        "enable_thinking: "),
+    "extra_body": (dict(request_params={**_RP, "extra_body": {"top_k": 1}}), "extra_body_sha256: "),
+    "instruction": (dict(instruction_sha256="e" * 64), "instruction_sha256 (chess, Protocol A): "),
+    "judge_version": (dict(toolkit={"judge_version": "0.9"}), "judge_version: "),
 }
+#: the other cell of a mix, where the reference a_run does not record the field
+_BASE_OVER = {"instruction": dict(instruction_sha256="d" * 64), "judge_version": dict(toolkit={"judge_version": "1.0"})}
+_B_MIXES = {
+    "max_turns": (dict(max_turns=100), "max_turns: 100 (1 cell) vs 200 (1 cell)"),
+    "timeout_min": (dict(timeout_min=30), "timeout_min: "),
+    "agent_cmd": (dict(agent_cmd="other-agent --max-turns {max_turns}"), "agent_cmd_sha256: "),
+    "isolation": (dict(isolation={"mode": "none"}), "isolation: "),
+}
+_B_BASE = dict(max_turns=200, timeout_min=120, agent_cmd="my-agent --max-turns {max_turns} API_KEY=***",
+               isolation={"mode": "bwrap"})
 
 
 @pytest.mark.parametrize("kind", sorted(MIXES))
@@ -186,7 +201,7 @@ def test_each_kind_of_mixing_is_refused_and_allow_mixed_is_diagnostic(tree, kind
     over, named = MIXES[kind]
     res = tmp / f"mixed-{kind}"
     c = ids["chess"]
-    write_cell(res, a_run("chess", c[0]))
+    write_cell(res, a_run("chess", c[0], **_BASE_OVER.get(kind, {})))
     write_cell(res, a_run("chess", c[1], **over) if over is not None else b_run("chess", c[1]))
     r = run_cli(tmp, res, tasks)
     assert r["rc"] == 2 and "REFUSED" in r["err"] and named in r["err"], r["err"]
@@ -198,6 +213,38 @@ def test_each_kind_of_mixing_is_refused_and_allow_mixed_is_diagnostic(tree, kind
     sysj = r["json"]["systems"][0]
     assert sysj["diagnostic"] is True and any(named in m for m in sysj["mixed"])
     assert r["json"]["diagnostic"] is True
+
+
+@pytest.mark.parametrize("kind", sorted(_B_MIXES))
+def test_each_protocol_b_setting_is_compared(tree, kind):
+    tmp, tasks, ids = tree
+    over, named = _B_MIXES[kind]
+    res = tmp / f"mixed-b-{kind}"
+    c = ids["chess"]
+    write_cell(res, b_run("chess", c[0], **_B_BASE))
+    write_cell(res, b_run("chess", c[1], **{**_B_BASE, **over}))
+    r = run_cli(tmp, res, tasks)
+    assert r["rc"] == 2 and "REFUSED" in r["err"] and named in r["err"], r["err"]
+    r = run_cli(tmp, res, tasks, "--allow-mixed")
+    assert r["rc"] == 0 and "DIAGNOSTIC (--allow-mixed)" in r["out"] and named in r["out"]
+
+
+def test_operator_degradations_of_one_cell_are_caveats_not_mixing(tree):
+    """Re-running one cell with a higher --jpeg-q (the fix for an oversize request) or a lower
+    --max-frames is a recorded degradation of that cell: counted as degraded, not another condition."""
+    tmp, tasks, ids = tree
+    res = tmp / "operator"
+    c = ids["chess"]
+    write_cell(res, a_run("chess", c[0]))
+    write_cell(res, a_run("chess", c[1], sampling=_grid(jpeg_q=6), degraded=True,
+                          degradations=[{"kind": "jpeg_q", "from": 4, "to": 6, "why": "set by the operator"}]))
+    write_cell(res, a_run("chess", c[2], sampling=_grid(max_frames=128), frames_used=128, degraded=True,
+                          degradations=[{"kind": "max_frames", "from": 256, "to": 128, "why": "set by the operator"}]))
+    r = run_cli(tmp, res, tasks)
+    assert r["rc"] == 0, r["err"]
+    assert {r["cells"][x]["grid"] for x in c} == {"fps1-n256-ls768-q4"}
+    assert r["csv"]["chess"]["degraded"] == "2" and r["csv"]["chess"]["table_diagnostic"] == "False"
+    assert r["cells"][c[1]]["degradations"] == "jpeg_q" and r["cells"][c[2]]["degradations"] == "max_frames"
 
 
 def test_automatic_fallbacks_are_caveats_not_mixing(tree):
@@ -410,7 +457,7 @@ def test_sparse_2gb_answer_is_read_bounded(tree):
                     return int(line.split()[1])
 
         from video_arena.scoring import scorer as S
-        s = S.score_results({str(res)!r}, {str(tasks)!r}, n_boot=0, progress=False)
+        s = S.score_results({str(res)!r}, {str(tasks)!r}, n_boot=0, progress=False, verify_requests=False)
         cell = [c for c in s.cells() if c.case_id == {c[0]!r}][0]
         print(json.dumps({{"status": cell.status, "reward": cell.metric("reward"), "check": cell.answer_check,
                           "fmt": cell.record["format_error"],
@@ -473,3 +520,15 @@ def test_symlinked_answer_is_not_followed_and_unmanifested_gt_is_named(tmp_path)
     assert r["cells"][c[0]]["answer_check"] == "unreadable"
     assert "ground truth not checked against a manifest (no manifest.json): chess" in r["out"]
     assert r["json"]["systems"][0]["ground_truth_unchecked"] == ["chess"]
+
+
+def test_compare_refuses_two_systems_of_different_generation_settings(tree):
+    """Issue 22: max_tokens (and temperature, max_turns, timeouts, isolation, judge version) differing
+    between two systems is refused by --compare; the model is what a comparison compares."""
+    tmp, tasks, ids = tree
+    a, b = tmp / "A22", tmp / "B22"
+    for x in ids["chess"]:
+        write_cell(a, a_run("chess", x))
+        write_cell(b, a_run("chess", x, model="m2", request_params={**_RP, "model": "m2", "max_tokens": 8000}))
+    r = run_cli(tmp, a, tasks, "--compare", str(b))
+    assert r["rc"] == 2 and "max_tokens: A has 48000; B has 8000" in r["err"], r["err"]

@@ -32,6 +32,7 @@ ZEROS = {"reward": 0.0, "t1_f1": 0.0, "t2_macro_acc": 0.0, "t3_macro_acc": 0.0}
 def score(path, tasks, **kw):
     kw.setdefault("n_boot", 200)
     kw.setdefault("progress", False)
+    kw.setdefault("verify_requests", False)  # the fixture trials carry no receipts
     return HJ.score_any(path, tasks, **kw)
 
 

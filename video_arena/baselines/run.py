@@ -55,6 +55,10 @@ SYSTEMS = [  # (folder, label, protocol)
 ]
 
 
+#: the systems whose answers are written directly (write_cell), not by a runner making requests
+WRITTEN_DIRECTLY = ("oracle", "nop", "grid-ceiling")
+
+
 class BaselinesError(RuntimeError):
     pass
 
@@ -495,7 +499,10 @@ def _main(args) -> int:
     scores = {}
     for folder, _, _ in SYSTEMS:
         if (out / folder).is_dir():
-            scores[folder] = score_results(out / folder, tasks_root, progress=False, label=folder)
+            # answers written directly (no request was made) have no request to rebuild; the run-a
+            # baselines (chance-a, majority-a) are verified like any Protocol A results folder
+            scores[folder] = score_results(out / folder, tasks_root, progress=False, label=folder,
+                                           verify_requests=folder not in WRITTEN_DIRECTLY)
     pictures = {}
     if "perception-b" in scores:
         pictures = draw_pictures(out / "perception-b", tasks_root, games, pics, doc.parent)

@@ -460,9 +460,14 @@ class Trial:
             return None, ""
         return read_run(self.agent_dir)
 
-    def agent_kwargs(self) -> dict[str, Any]:
+    def trial_config(self) -> dict[str, Any]:
+        """The trial's config as result.json records it (else config.json): agent, kwargs, multipliers."""
         cfg = (self.result or {}).get("config") or self.config or {}
-        kw = ((cfg.get("agent") or {}).get("kwargs") or {}) if isinstance(cfg, dict) else {}
+        return cfg if isinstance(cfg, dict) else {}
+
+    def agent_kwargs(self) -> dict[str, Any]:
+        agent = self.trial_config().get("agent")
+        kw = (agent.get("kwargs") or {}) if isinstance(agent, dict) else {}
         return kw if isinstance(kw, dict) else {}
 
 

@@ -54,7 +54,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
                  case_id: str | None, instruction_path: str | PathLike, frames_for: G.FrameSet | Any,
                  out_dir: str | PathLike, runner: str, jpeg_q: int | None = None,
                  max_frames: int | None = None, log: Callable[[str], None] = lambda s: None,
-                 extra_record: dict[str, Any] | None = None) -> dict[str, Any]:
+                 extra_record: dict[str, Any] | None = None, on_overflow: str = "stop") -> dict[str, Any]:
     """Run one cell; return its run record (also written to out_dir/run.json)."""
     out = Path(out_dir)
     attempt = R.start_attempt(out, CELL_FILES)  # an earlier run's files move to attempts/<n>/, never deleted
@@ -73,7 +73,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         "condition": cond.name, "condition_sha256": cond.sha256, "tolerance_s": cond.tolerance_s,
         "transport": cond.transport, "request_timeout_s": cond.request_timeout_s,
         "reasoning_effort": opts.reasoning_effort,
-        "enable_thinking": opts.enable_thinking, "request_params": opts.record(),
+        "enable_thinking": opts.enable_thinking, "request_params": opts.record(), "on_overflow": on_overflow,
         "started_at": started, "toolkit": toolkit_provenance(), **attempt.record_keys(),
     }
     if retry_scale() != 1.0:
@@ -87,10 +87,11 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         def prompt_for(frames: G.FrameSet) -> str:
             return protocol_a_prompt(instruction_path, frames.plan.ts_floats())
 
-        oc = run_request(client, cond, opts, prompt_for, frames_for, spec, degradations, log=log)
+        oc = run_request(client, cond, opts, prompt_for, frames_for, spec, degradations, log=log,
+                         on_overflow=on_overflow)
     except (HarnessError, G.GridError, OSError, ValueError) as exc:
         record.update({
-            "stop_reason": "harness_error", "answer_state": None,
+            "stop_reason": getattr(exc, "stop_reason", "harness_error"), "answer_state": None,
             "error": safe_text(f"{type(exc).__name__}: {exc}")[0],
             "attempts": getattr(exc, "attempts", []), "degradations": getattr(exc, "degradations", degradations),
             "protocol_complete": False, "n_rows": None, "wall_s": round(time.monotonic() - t0, 3),

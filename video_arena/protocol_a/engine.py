@@ -13,9 +13,12 @@ Seed 003's discipline, applied:
   reply with no visible answer (no text, whether the host returned nothing or the guard cut off a
   reasoning-only reply) is redrawn inside the same budget.  Other 4xx errors are not retried.
 * Every attempt has a total deadline (`request_timeout_s`) over the whole call, not per read.
-* Degradations are recorded, never silent: a body over the declared cap (or an HTTP 413) raises
-  `jpeg_q` step by step; a provider image-count cap below the grid (a 400 saying "maximum allowed:
-  250") re-samples the grid with that many stills, spread uniformly over the whole match.
+* Degradations are recorded, never silent: a body over the declared cap (or an HTTP 413, or a
+  gateway's body-size text) raises `jpeg_q` step by step; a server's image-count cap below the grid
+  (vLLM's "At most 64 image(s) may be provided in one prompt.") re-samples the grid once with that
+  many stills, spread uniformly over the whole match; a context-length refusal ends the cell as
+  `context_overflow`, or with on_overflow="degrade" re-samples with fewer stills (server_limits.py).
+  A 400 is never re-sent unchanged.
 * A reply that hit `max_tokens` (finish_reason "length") makes the cell not protocol_complete.
 """
 from __future__ import annotations
@@ -37,22 +40,30 @@ import openai
 
 from video_arena.digests import sha256_bytes
 from video_arena.protocol_a import grid as G
+from video_arena.protocol_a import server_limits as SL
 from video_arena.protocol_a.condition import Condition, canonical_json
 
 IMAGE_REF = "sha256:"
 MP4_REF = "mp4-of-frames:sha256:"
-_IMAGE_CAP_RE = re.compile(r"(?:maximum|max)(?:imum)?\s*(?:allowed|number of images|images)?\s*(?:is|:)?\s*(\d+)",
-                           re.I)
 
 
 class HarnessError(RuntimeError):
     """The call never produced a reply: the cell is missing (stop_reason harness_error), not 0.0."""
+
+    stop_reason = "harness_error"
 
     def __init__(self, message: str, attempts: list[dict[str, Any]] | None = None,
                  degradations: list[dict[str, Any]] | None = None):
         super().__init__(message)
         self.attempts = attempts or []
         self.degradations = degradations or []
+
+
+class ContextOverflow(HarnessError):
+    """The server refused the request as longer than the model's context (server_limits): the cell
+    ends with stop_reason context_overflow (no answer), counted in its own column by the scorer."""
+
+    stop_reason = "context_overflow"
 
 
 @dataclass
@@ -76,6 +87,31 @@ class RequestOptions:
         return cls(model=r["model"], max_tokens=int(r["max_tokens"]), temperature=r.get("temperature"),
                    reasoning_effort=r.get("reasoning_effort"), enable_thinking=r.get("enable_thinking"),
                    extra_body=dict(r.get("extra_body") or {}))
+
+
+#: request keys a condition (or its recorded options) fixes: --extra-body may not set them, or the run
+#: record would misstate what was sent
+CONDITION_KEYS = ("model", "messages", "max_tokens", "max_completion_tokens", "temperature", "reasoning_effort",
+                  "enable_thinking")
+
+
+def extra_body_collisions(extra: dict[str, Any]) -> list[str]:
+    """The keys of an extra body that would change a condition field (dotted for nested ones)."""
+    hits = [k for k in CONDITION_KEYS if k in extra]
+    ctk = extra.get("chat_template_kwargs")
+    if isinstance(ctk, dict) and "enable_thinking" in ctk:
+        hits.append("chat_template_kwargs.enable_thinking")
+    return hits
+
+
+def check_extra_body(extra: dict[str, Any]) -> None:
+    """Raise ValueError naming the condition fields an extra body would override."""
+    hits = extra_body_collisions(extra)
+    if hits:
+        raise ValueError(
+            f"--extra-body may not set {', '.join(hits)}: a condition field (what run.json records as sent). "
+            f"Use --model, --max-tokens, --reasoning-effort, --enable-thinking, or another condition file "
+            f"(temperature, the prompt)")
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -332,7 +368,8 @@ def call_once(client: openai.OpenAI, body: dict[str, Any], timeout_s: float) -> 
 
 
 def _classify(exc: Exception) -> tuple[str, int | None]:
-    """('rate_limit'|'timeout'|'bad_reply'|'server'|'too_large'|'image_cap'|'fatal', status)."""
+    """('rate_limit'|'timeout'|'bad_reply'|'server'|'too_large'|'image_cap'|'context_overflow'|'fatal',
+    status).  A refusal that states a server limit (server_limits.classify) is never retried as is."""
     if isinstance(exc, DeadlineExceeded):
         return "timeout", None
     if isinstance(exc, BadReply):
@@ -349,13 +386,11 @@ def _classify(exc: Exception) -> tuple[str, int | None]:
             return "rate_limit", st
         if st == 408:
             return "timeout", st
+        limit = SL.classify(st, SL.error_text(exc))
+        if limit is not None:
+            return limit.kind, st
         if st >= 500:
             return "server", st
-        if st == 413:
-            return "too_large", st
-        msg = str(exc)
-        if st == 400 and "image" in msg.lower() and _IMAGE_CAP_RE.search(msg):
-            return "image_cap", st
         return "fatal", st
     return "fatal", None
 
@@ -365,9 +400,15 @@ FramesProvider = Callable[[G.GridSpec], G.FrameSet]
 
 def run_request(client: openai.OpenAI, cond: Condition, opts: RequestOptions, prompt_for: Callable[[G.FrameSet], str],
                 frames_for: FramesProvider, spec: G.GridSpec, degradations: list[dict[str, Any]] | None = None,
-                sleep: Callable[[float], None] = time.sleep, log: Callable[[str], None] = lambda s: None) -> Outcome:
-    """Make the cell's one request (with retries, redraws and recorded degradations)."""
+                sleep: Callable[[float], None] = time.sleep, log: Callable[[str], None] = lambda s: None,
+                on_overflow: str = "stop") -> Outcome:
+    """Make the cell's one request (with retries, redraws and recorded degradations).  `on_overflow`
+    ("stop" or "degrade") is what a context-length refusal leads to (server_limits)."""
+    if on_overflow not in SL.ON_OVERFLOW:
+        raise ValueError(f"on_overflow must be one of {SL.ON_OVERFLOW}, not {on_overflow!r}")
     degradations = list(degradations or [])
+    image_capped = False  # the server's image cap is honoured once; a second refusal ends the cell
+    overflow_steps = 0
     attempts: list[dict[str, Any]] = []
     frames = frames_for(spec)
     retries = 0  # one budget shared by every kind of retry and redraw
@@ -405,18 +446,34 @@ def run_request(client: openai.OpenAI, cond: Condition, opts: RequestOptions, pr
                 log(f"attempt {att['n']}: {last_error}")
                 if kind == "too_large":
                     spec, frames = _raise_jpeg_q(cond, spec, frames_for, degradations, attempts,
-                                                 f"HTTP 413 at {body_bytes} B")
+                                                 f"HTTP {status} body too large at {body_bytes} B")
                     continue
-                if kind == "image_cap":
-                    n_cap = int(_IMAGE_CAP_RE.search(str(exc)).group(1))
-                    if 1 <= n_cap < frames.plan.n:
-                        degradations.append({"kind": "max_frames", "from": frames.plan.n, "to": n_cap,
-                                             "why": f"provider image cap: {message[:200]}"})
-                        spec = G.GridSpec(fps=spec.fps, max_frames=n_cap, longest_side=spec.longest_side,
-                                          jpeg_q=spec.jpeg_q)
-                        frames = frames_for(spec)
-                        continue
-                    kind = "fatal"
+                if kind in ("image_cap", "context_overflow"):
+                    limit = SL.classify(status, SL.error_text(exc))
+                    n_now = frames.plan.n
+                    if kind == "image_cap":
+                        n_new = limit.cap if limit and limit.cap is not None else None
+                        if image_capped or n_new is None or not 1 <= n_new < n_now:
+                            raise HarnessError(f"server image cap: {last_error} (not re-sent: "
+                                               f"{'already re-sent at a cap' if image_capped else 'no usable cap stated'})",
+                                               attempts, degradations)
+                        image_capped = True
+                        why = f"server image cap {n_new}: {message[:200]}"
+                    else:
+                        n_new = SL.overflow_frames(limit, n_now, opts.max_tokens) if limit else None
+                        if on_overflow != "degrade" or n_new is None or overflow_steps >= SL.MAX_OVERFLOW_STEPS:
+                            why_not = ("--on-overflow stop" if on_overflow != "degrade" else
+                                       "fewer stills cannot fit it" if n_new is None else
+                                       f"{SL.MAX_OVERFLOW_STEPS} re-samplings already")
+                            raise ContextOverflow(f"context overflow at {n_now} stills ({why_not}): {message[:300]}",
+                                                  attempts, degradations)
+                        overflow_steps += 1
+                        why = f"context overflow at {n_now} stills: {message[:200]}"
+                    degradations.append({"kind": "max_frames", "from": n_now, "to": n_new, "why": why})
+                    spec = G.GridSpec(fps=spec.fps, max_frames=n_new, longest_side=spec.longest_side,
+                                      jpeg_q=spec.jpeg_q)
+                    frames = frames_for(spec)
+                    continue
                 if kind == "fatal":
                     raise HarnessError(f"request failed without retry: {last_error}", attempts, degradations)
                 if retries >= cond.max_retries:

@@ -17,7 +17,10 @@ The model never sees the container.  The agent
    exception (missing), never 0.0.
 
 Options (--ak): reasoning_effort, enable_thinking, max_frames, jpeg_q, max_tokens (48000),
-temperature (0), timeout (seconds per request), condition (a condition file), extra_body (JSON).
+temperature (0), timeout (seconds per request), condition (a condition file), extra_body (JSON),
+on_overflow (stop|degrade: what a context-length refusal leads to; server_limits.py).  A context
+overflow with on_overflow=stop raises ContextOverflowError (the trial is missing, counted as
+context_overflow by the scorer).
 The agent logs hold run.json, prompt.txt, reply.txt, receipt.json, answer.json and the frames.
 """
 from __future__ import annotations
@@ -41,12 +44,16 @@ from video_arena.digests import sha256_bytes
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
 from video_arena.protocol_a.condition import load_condition
-from video_arena.protocol_a.engine import RequestOptions
+from video_arena.protocol_a.engine import RequestOptions, check_extra_body
 
 MEDIA = "/app/match.mp4"
 ANSWER = "/app/answer.json"
 WORK = "/tmp/va_a"
 VERSION = "1.0.0"
+
+
+class ContextOverflowError(RuntimeError):
+    """The trial's request did not fit the model's context (stop reason context_overflow)."""
 
 
 def _opt_bool(v: Any) -> bool | None:
@@ -85,7 +92,8 @@ class ProtocolA(BaseAgent):
     def __init__(self, *args, reasoning_effort: str | None = None, enable_thinking: Any = None,
                  max_frames: int | None = None, jpeg_q: int | None = None, max_tokens: int | None = None,
                  temperature: float | None = None, timeout: float | None = None,
-                 condition: str | None = None, extra_body: Any = None, **kwargs):
+                 condition: str | None = None, extra_body: Any = None, on_overflow: str | None = None,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.cond = load_condition(condition)
         self.reasoning_effort = None if reasoning_effort in (None, "") else str(reasoning_effort)
@@ -98,6 +106,10 @@ class ProtocolA(BaseAgent):
         if isinstance(extra_body, str):
             extra_body = json.loads(extra_body) if extra_body.strip() else {}
         self.extra_body = dict(extra_body or {})
+        check_extra_body(self.extra_body)
+        self.on_overflow = str(on_overflow or "stop")
+        if self.on_overflow not in ("stop", "degrade"):
+            raise ValueError(f"on_overflow: expected stop or degrade, got {on_overflow!r}")
         self.cond.grid(jpeg_q=self.jpeg_q, max_frames=self.max_frames)  # validate early
 
     @staticmethod
@@ -178,7 +190,7 @@ class ProtocolA(BaseAgent):
         record = await asyncio.to_thread(
             execute_cell, cond=cond, opts=opts, client=client, game=game, case_id=case_id,
             instruction_path=inst, frames_for=frames_for, out_dir=self.logs_dir, runner="harbor",
-            jpeg_q=self.jpeg_q, max_frames=self.max_frames, log=self.logger.info)
+            jpeg_q=self.jpeg_q, max_frames=self.max_frames, log=self.logger.info, on_overflow=self.on_overflow)
         context.metadata = {k: record.get(k) for k in (
             "stop_reason", "answer_state", "n_rows", "n_json_blocks", "frames_used", "fps_eff",
             "t1_recall_ceiling", "protocol_complete", "degradations", "request_sha256", "condition_sha256",
@@ -188,6 +200,9 @@ class ProtocolA(BaseAgent):
             context.n_input_tokens = usage.get("prompt_tokens")
         if usage.get("completion_tokens") is not None:
             context.n_output_tokens = usage.get("completion_tokens")
+        if record["stop_reason"] == "context_overflow":
+            raise ContextOverflowError(f"the server refused the request as over the model's context: "
+                                       f"{record.get('error')}")
         if record["stop_reason"] == "harness_error":
             raise RuntimeError(f"Protocol A call never got a reply: {record.get('error')}")
         if record["answer_state"] == "answered":

@@ -10,17 +10,19 @@ still's own SHA-256 (engine.reference_body).  `verify_cell` rebuilds that reques
   * the request options the run record holds (model, max_tokens, reasoning effort, extra body),
 
 and refuses the cell (ok=False, reason) when anything disagrees: the rebuilt hash, the instruction
-digest, the grid timestamps, the prompt text, or the answer (which must be what the extractor takes
-from the recorded reply).  The scorer calls it for every Protocol A cell.
+digest, the grid timestamps, the prompt text, the answer (which must be what the extractor takes
+from the recorded reply), or the media: the receipt's media SHA-256 must be the one the game's
+manifest.json records for the case.  The scorer calls it for every Protocol A cell unless
+`score --no-verify-requests`.
 """
 from __future__ import annotations
 
-import json
 from os import PathLike
 from pathlib import Path
 from typing import Any
 
 from video_arena.core import extract_answer, protocol_a_prompt, resolve, text_digest
+from video_arena.core import results as R
 from video_arena.core.instruction import instruction_for
 from video_arena.core.tasks import ANSWER_ROOT_KEY
 from video_arena.protocol_a import grid as G
@@ -31,14 +33,27 @@ __all__ = ["rebuild_request_sha256", "verify_cell", "request_sha256", "reference
 
 
 def _load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    """A JSON object the cell holds (receipt, answer, manifest), read with the results contract's bound;
+    ValueError when it is not one."""
+    doc, err = R.read_json_object(path)
+    if doc is None:
+        raise ValueError(f"{path.name} {err}")
+    return doc
+
+
+def _run(cell: Path) -> dict[str, Any]:
+    """The cell's run.json as written (core/results.py read_run); ValueError when it cannot be read."""
+    rec, err = R.read_run(cell)
+    if rec is None:
+        raise ValueError(err)
+    return rec.as_read()
 
 
 def rebuild_request_sha256(cell_dir: str | PathLike, tasks_root: str | PathLike | None = None,
                            instruction_path: str | PathLike | None = None) -> tuple[str, dict[str, Any]]:
     """(rebuilt request hash, details) for a cell; raises ValueError when it cannot be rebuilt."""
     cell = Path(cell_dir)
-    run, receipt = _load(cell / "run.json"), _load(cell / "receipt.json")
+    run, receipt = _run(cell), _load(cell / "receipt.json")
     cond = find_condition(run["condition_sha256"], extra_dirs=[cell.parent.parent / CONDITIONS_SUBDIR])
     if cond is None:
         raise ValueError(f"condition {run['condition_sha256'][:12]} is not a versioned condition file")
@@ -55,8 +70,8 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
     """Check one Protocol A cell folder against the condition file and the case; (ok, reason)."""
     cell = Path(cell_dir)
     try:
-        run = _load(cell / "run.json")
-    except (OSError, json.JSONDecodeError) as exc:
+        run = _run(cell)
+    except ValueError as exc:
         return False, f"no readable run.json: {exc}"
     if run.get("protocol") != "A":
         return False, f"not a Protocol A cell (protocol {run.get('protocol')!r})"
@@ -66,7 +81,7 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
     try:
         receipt = _load(cell / "receipt.json")
         rebuilt, det = rebuild_request_sha256(cell, tasks_root)
-    except (OSError, KeyError, ValueError, LookupError, json.JSONDecodeError) as exc:
+    except (OSError, KeyError, ValueError, LookupError, TypeError) as exc:
         return False, f"cannot rebuild the request: {type(exc).__name__}: {exc}"
     cond = det["condition"]
 
@@ -110,19 +125,31 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
             problems.append("answer.json is not the answer extracted from reply.txt")
         if run.get("answer_state") != ("answered" if extract_answer(reply) is not None else "no_answer"):
             problems.append("answer_state disagrees with reply.txt")
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         problems.append(f"answer/reply not readable: {exc}")
     media_sha = _case_media_sha(run, tasks_root)
-    if media_sha and media_sha != receipt.get("media", {}).get("sha256"):
-        problems.append("the stills were sampled from other media than the case's (media sha256 differs)")
+    got = (receipt.get("media") or {}).get("sha256") if isinstance(receipt.get("media"), dict) else None
+    if media_sha and got != media_sha:
+        problems.append(f"the stills were sampled from other media than the case's (media sha256 "
+                        f"{str(got)[:12]}, the manifest says {media_sha[:12]})")
     return (not problems), ("ok" if not problems else "; ".join(problems))
 
 
 def _case_media_sha(run: dict[str, Any], tasks_root) -> str | None:
+    """The case's media SHA-256 as the tasks tree records it: `tasks/<game>/manifest.json`
+    (cases[].media_sha256, written by build-cases), else a digest in its cases.json entry."""
     try:
-        case = resolve(run["game"], run["case_id"], tasks_root)["case"]
-    except (LookupError, OSError, ValueError):
+        r = resolve(run["game"], run["case_id"], tasks_root)
+    except (LookupError, OSError, ValueError, TypeError):
         return None
+    manifest = Path(r["game_dir"]) / "manifest.json"
+    if manifest.is_file():
+        doc = R.read_json_object(manifest)[0] or {}
+        for entry in doc.get("cases") or []:
+            if isinstance(entry, dict) and entry.get("case_id") == run["case_id"]:
+                if isinstance(entry.get("media_sha256"), str):
+                    return entry["media_sha256"]
+    case = r["case"]
     for key in ("media_sha256", "sha256"):
         if isinstance(case.get(key), str):
             return case[key]

@@ -31,8 +31,9 @@ from video_arena.core import iter_cases, resolve
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
 from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
-from video_arena.protocol_a.engine import RequestOptions
+from video_arena.protocol_a.engine import RequestOptions, check_extra_body
 from video_arena.cli_args import comma_list
+from video_arena.core.condition_fields import resume_differences
 
 CACHE_ENV = "VA_CACHE_DIR"
 
@@ -75,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--reasoning-effort", default=None, help="sent as reasoning_effort and recorded")
     ap.add_argument("--enable-thinking", type=_bool, default=None,
                     help="true|false, sent as chat_template_kwargs.enable_thinking (Qwen on vLLM)")
+    ap.add_argument("--on-overflow", choices=("stop", "degrade"), default="stop",
+                    help="a context-length refusal: stop the cell (stop reason context_overflow, the default) "
+                         "or re-send it with fewer stills (a recorded max_frames degradation)")
     ap.add_argument("--force", action="store_true", help="re-run cells that already have a reply")
     ap.add_argument("--tasks-root", default=None, help="tasks tree (default $VA_TASKS_ROOT or the built-in tasks/)")
     ap.add_argument("--media-root", default=None, help="where <game>/media/<case>.mp4 are (default: tasks root)")
@@ -85,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cell_done(cell: Path) -> R.RunRecord | None:
-    """The run record of a finished cell (one that got a reply: results.cell_status), else None."""
+    """The run record of a finished cell (one that ran: results.cell_status), else None.  A cell that
+    stopped on context_overflow ran: re-sending it would be the refused request again."""
     st = R.cell_status(cell)
     return st.record if st.finished else None
 
@@ -113,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.workers < 1:
         print("error: --workers must be >= 1", file=sys.stderr)
         return 2
+    try:
+        check_extra_body(a.extra_body)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     games = comma_list(a.games) if a.games else None
     try:
         cells = list(iter_cases(a.tasks_root, games, a.limit))
@@ -130,14 +140,17 @@ def main(argv: list[str] | None = None) -> int:
                           extra_body=a.extra_body)
     client = make_client(base_url, cond.request_timeout_s)
 
+    this_run = {"protocol": "A", "model": a.model, "condition_sha256": cond.sha256, "request_params": opts.record()}
     todo, skipped = [], 0
     for game, case in cells:
         cell = R.cell_dir(out, game, case["case_id"])
         done = cell_done(cell)
         if done and not a.force:
-            if done.model != a.model or done.get("condition_sha256") != cond.sha256:
-                print(f"error: {cell} holds a finished cell of model {done.get('model')!r} under condition "
-                      f"{str(done.get('condition_sha256'))[:12]}; use another --out or --force", file=sys.stderr)
+            diffs = resume_differences(done.as_read(), this_run, ("model", "condition_sha256"))
+            if diffs:
+                print(f"error: {cell} holds a finished cell of another condition: {'; '.join(diffs)}; resuming "
+                      f"would mix two measurements in one --out (use another --out, or --force to re-run)",
+                      file=sys.stderr)
                 return 2
             skipped += 1
             continue
@@ -159,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         return execute_cell(cond=cond, opts=opts, client=client, game=game, case_id=case_id,
                             instruction_path=r["instruction"], frames_for=frames_for,
                             out_dir=R.cell_dir(out, game, case_id), runner="native", jpeg_q=a.jpeg_q,
-                            max_frames=a.max_frames)
+                            max_frames=a.max_frames, on_overflow=a.on_overflow)
 
     counts: dict[str, int] = {}
     print(f"{len(todo)} cells to run, {skipped} already done, condition {cond.name} "
@@ -171,9 +184,14 @@ def main(argv: list[str] | None = None) -> int:
             g, c = futs[fut]
             try:
                 rec = fut.result()
-                key = "harness_error" if rec["stop_reason"] == "harness_error" else rec["answer_state"]
-                if rec["stop_reason"] == "harness_error":
-                    bar.write(f"{g}/{c}: harness_error: {rec.get('error')}", file=sys.stderr)
+                failed = rec["stop_reason"] in ("harness_error", "context_overflow")
+                key = rec["stop_reason"] if failed else rec["answer_state"]
+                if failed:
+                    bar.write(f"{g}/{c}: {rec['stop_reason']}: {rec.get('error')}", file=sys.stderr)
+                elif rec.get("degradations"):
+                    bar.write(f"{g}/{c}: degraded: " + "; ".join(
+                        f"{d.get('kind')} {d.get('from')} -> {d.get('to')}" for d in rec["degradations"]),
+                        file=sys.stderr)
             except Exception as exc:  # noqa: BLE001 - a bug in one cell must not stop the sweep
                 key = "crashed"
                 bar.write(f"{g}/{c}: crashed: {type(exc).__name__}: {exc}", file=sys.stderr)

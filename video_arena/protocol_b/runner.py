@@ -33,11 +33,12 @@ from pathlib import Path
 from video_arena import paths
 from video_arena.cli_args import comma_list
 from video_arena.core import results as R
+from video_arena.core.condition_fields import finished_cell_conflict
 from video_arena.core.tasks import iter_cases
 from video_arena.progress import bar as progress_bar
 from video_arena.protocol_b import procs
 from video_arena.protocol_b.cell import (DEFAULT_LOG_CAP_MB, PLACEHOLDERS, RunConfig, TemplateError, fill_template,
-                                         run_cell)
+                                         redact, run_cell)
 from video_arena.protocol_b.isolation import MODE_BWRAP, IsolationError, agent_command_problem, make_isolation
 from video_arena.protocol_b.preflight import run_preflight
 from video_arena.protocol_b.sandbox import (CELL_MARKER_ENV, SandboxError, agent_environment, ancestor_warnings,
@@ -156,6 +157,14 @@ def main(argv: list[str] | None = None) -> int:
     if not cells:
         _err(f"no cases to run in {tasks_root} (games: {games or 'all'}); nothing done")
         return 0
+    if not a.force:  # a finished cell of another condition in --out: resuming would mix two measurements
+        this_run = {"protocol": "B", "model": cfg.model, "max_turns": cfg.max_turns, "timeout_min": cfg.timeout_min,
+                    "agent_cmd": redact(cfg.agent_cmd), "isolation": isolation.record(),
+                    "reasoning_effort": cfg.reasoning_effort}
+        conflict = finished_cell_conflict(out, cells, this_run, ("model", "reasoning_effort"))
+        if conflict:
+            _err(f"error: {conflict}")
+            return 2
     if isolation.mode == MODE_BWRAP:  # the program and every host path the command names, as the agent sees them
         fake = sandbox_base / "va-b-check" / "sandbox"
         try:

@@ -12,12 +12,14 @@ Per cell (native `run.json`, or a Harbor trial's `agent/run.json` and `agent/tra
   audit at all: an unchecked transcript is never read as clean).
 * the recall ceiling `t1_recall_ceiling`, `turns_used`, and the reasoning effort as recorded.
 
-The **declared condition** of a cell is what the operator chose for the whole run: the condition file's
-digest, the transport, and the sampling grid with the operator's own overrides (`--jpeg-q`,
-`--max-frames`, recorded as degradations "set by the operator").  A per-cell fallback the runner took
-by itself (jpeg_q raised for the request cap, fewer stills for a provider's image cap) is a caveat of
-that cell, not a different condition: it is undone when the declared grid is computed.  Cells whose
-declared condition, model, protocol, tolerance or reasoning effort differ are **mixed**.
+The **declared condition** of a cell: the condition file's digest, the transport, and the condition's
+sampling grid.  A degradation (jpeg_q raised for the request cap or by the operator's `--jpeg-q`, fewer
+stills for a server's image cap, a context overflow or the operator's `--max-frames`) is a caveat of
+that cell, not a different condition: it is undone when the declared grid is computed, and counted
+in the degraded column.  Cells whose declared condition, model, protocol, tolerance or reasoning effort
+differ are **mixed**, and so are cells differing in any field of condition_fields.py (max_tokens,
+temperature, enable_thinking, extra_body, max_turns, timeout, agent command, isolation, Harbor agent
+kwargs and timeout multipliers, judge version, and per game the instruction digest).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
+from video_arena.core.condition_fields import compare_lines, condition_of, mixing_lines
 from video_arena.core.results import read_bounded, read_json_object
 
 #: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); the scorer never reads more than
@@ -41,6 +44,15 @@ MIX_DIMENSIONS = ("protocol", "model", "reasoning_effort", "condition_sha256", "
 #: The ones `compare` refuses between two systems of the same protocol (the model and the reasoning
 #: effort are what a comparison compares).
 COMPARE_DIMENSIONS = ("condition_sha256", "grid", "transport", "tolerance_s")
+
+
+#: the stop reasons of a cell whose request did not fit the model's context (native run.json; a Harbor
+#: ProtocolA trial's exception type): missing, and counted in a column of their own
+CONTEXT_OVERFLOW = ("context_overflow", "ContextOverflowError")
+
+
+def n_context_overflow(cells: Iterable) -> int:
+    return sum(1 for c in cells if c.stop_reason in CONTEXT_OVERFLOW)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -83,26 +95,27 @@ def _condition_grid(sha: str, extra_dir: str) -> dict[str, Any] | None:
 
 
 def declared_grid(run: dict[str, Any], conditions_dir: Path | None = None) -> dict[str, Any] | None:
-    """The sampling grid the run declared for this cell: its `sampling`, with every fallback the runner
-    took by itself undone (an operator's `--jpeg-q`/`--max-frames` stays: that is the run's choice)."""
+    """The sampling grid of the cell's condition: its `sampling` with every degradation undone, whether
+    the runner took it by itself (request cap, server image cap, context overflow) or the operator set
+    it (`--jpeg-q`, `--max-frames`): a degradation is a caveat of the cell, never another condition."""
     sampling = run.get("sampling")
     if not isinstance(sampling, dict):
         return None
     grid = {k: sampling.get(k) for k in GRID_KEYS if k in sampling}
     degs = [d for d in (run.get("degradations") or []) if isinstance(d, dict)]
-    auto = [d for d in degs if d.get("why") != OPERATOR]
-    operator = {d.get("kind"): d.get("to") for d in degs if d.get("why") == OPERATOR}
+    base = None
     for kind in ("jpeg_q", "max_frames"):
-        if not any(d.get("kind") == kind for d in auto):
+        mine = [d for d in degs if d.get("kind") == kind]
+        if not mine:
             continue
-        if kind in operator:
-            grid[kind] = operator[kind]
-        elif kind == "jpeg_q":
-            grid[kind] = next(d.get("from") for d in auto if d.get("kind") == kind)
+        if base is None and run.get("condition_sha256"):
+            base = _condition_grid(str(run.get("condition_sha256")), str(conditions_dir or "")) or {}
+        if base and kind in base:
+            grid[kind] = base[kind]
+        elif kind == "jpeg_q" or mine[0].get("why") == OPERATOR:  # jpeg_q steps and the operator's cap
+            grid[kind] = mine[0].get("from")                      # record the value they started from
         else:  # the automatic cap records the still count it cut, not the cap it started from
-            base = (_condition_grid(str(run.get("condition_sha256")), str(conditions_dir or ""))
-                    if run.get("condition_sha256") else None)
-            grid[kind] = base[kind] if base else "auto"
+            grid[kind] = "auto"
     return grid
 
 
@@ -138,6 +151,7 @@ def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = No
     """Fill a scorer Cell's caveat fields from its run record (native run.json or a Harbor Protocol A
     trial's agent/run.json)."""
     cell.toolkit = toolkit_label(run)
+    cell.condition = condition_of(run)
     cell.reasoning_effort, cell.effort_recorded = reasoning_effort_of(run)
     sha = run.get("condition_sha256")
     cell.condition_sha256 = sha if isinstance(sha, str) else None
@@ -292,6 +306,8 @@ def mixing(cells: list, dims: Iterable[str] = MIX_DIMENSIONS) -> list[str]:
         if len(t) > 1:
             out.append(f"{dim}: " + " vs ".join(f"{_show(dim, v)} ({n} cell{'s' if n != 1 else ''})"
                                                  for v, n in sorted(t.items(), key=lambda kv: -kv[1])))
+    if tuple(dims) == MIX_DIMENSIONS:
+        out += mixing_lines(cells)
     return out
 
 
@@ -310,4 +326,5 @@ def compare_mixing(a_cells: list, b_cells: list) -> list[str]:
         if set(ta) != set(tb):
             out.append(f"{dim}: A has {', '.join(_show(dim, v) for v in ta)}; "
                        f"B has {', '.join(_show(dim, v) for v in tb)}")
+    out += compare_lines(a_cells, b_cells)
     return out

@@ -1,7 +1,7 @@
 """`video-arena score` and `video-arena judge`.
 
     video-arena score RESULTS|JOB [--tasks-root DIR] [--compare OTHER_RESULTS] [--csv OUT] [--cells-csv OUT]
-                      [--json OUT] [--plot OUT.png] [--bootstrap N] [--seed S] [--verify-requests]
+                      [--json OUT] [--plot OUT.png] [--bootstrap N] [--seed S] [--no-verify-requests]
                       [--tolerance S] [--allow-mixed] [--exclude-flagged] [--report md [--report-out OUT.md]]
     video-arena judge GT ANSWER [--tolerance S]
 
@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from video_arena.scoring import caveats as CV
 from video_arena.scoring import harbor_jobs as HJ
 from video_arena.scoring import scorer as S
 
@@ -48,6 +49,10 @@ def format_system(s: S.SystemScore) -> str:
         lines.append("  DIAGNOSTIC (--allow-mixed): these cells are not one measurement; never report this table "
                      "as a benchmark number. They differ in:")
         lines += [f"    {m}" for m in s.mixed]
+    n_a = sum(1 for c in s.cells() if c.protocol == "A" and c.status != S.STATUS_MISSING)
+    if not s.requests_verified and n_a:
+        lines.append(f"  CAVEAT (--no-verify-requests): {n_a} Protocol A cell(s) scored without rebuilding their "
+                     f"requests from the condition file, case and receipt")
     bad = s.integrity_errors()
     if bad:
         lines.append(f"  INTEGRITY ERROR in {len(bad)} cell(s): not scored, not in any mean:")
@@ -57,7 +62,7 @@ def format_system(s: S.SystemScore) -> str:
         lines.append(f"  --exclude-flagged: {n} audit-flagged cell(s) excluded (verdict not clean; counted in excl)")
     multi = any(gs.multi_attempt for gs in s.games.values())
     trials_hdr = f" {'trials':>7}" if multi else ""
-    hdr = (f"  {'game':<11} {'scored':>7}{trials_hdr} {'0-row':>5} {'miss':>4} {'excl':>4} {'fmt':>3}  "
+    hdr = (f"  {'game':<11} {'scored':>7}{trials_hdr} {'0-row':>5} {'miss':>4} {'ovfl':>4} {'excl':>4} {'fmt':>3}  "
            f"{'reward':>6} {'95% CI':<16}  {'t1_f1':>6}  {'t2_macro (n)':>13}  {'t3_macro (n)':>13}  {'t2|t3 zf':>11}")
     lines.append(hdr)
     lines.append("  " + "-" * (len(hdr) - 2))
@@ -68,8 +73,9 @@ def format_system(s: S.SystemScore) -> str:
         t2 = f"{_f(gs.means['t2_macro_acc'])} ({gs.n['t2_macro_acc']})"
         t3 = f"{_f(gs.means['t3_macro_acc'])} ({gs.n['t3_macro_acc']})"
         trials = f" {f'{gs.n_scored}/{len(gs.cells)}':>7}" if multi else ""
+        ovfl = CV.n_context_overflow(gs.cells)
         lines.append(f"  {g:<11} {f'{gs.n_scored_cases}/{gs.n_cases}':>7}{trials} {c['zero_rows']:>5} {c[S.STATUS_MISSING]:>4} "
-                     f"{excl:>4} {c['format_error']:>3}  {_f(gs.means['reward']):>6} {_ci(gs.ci['reward']):<16}  "
+                     f"{ovfl:>4} {excl:>4} {c['format_error']:>3}  {_f(gs.means['reward']):>6} {_ci(gs.ci['reward']):<16}  "
                      f"{_f(gs.means['t1_f1']):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
     o = s.overall()
     lines.append("  " + "-" * (len(hdr) - 2))
@@ -78,7 +84,7 @@ def format_system(s: S.SystemScore) -> str:
     t3 = f"{_f(o['means']['t3_macro_acc'])} ({o['n_games']['t3_macro_acc']}g)"
     label = f"overall ({n_g} game{'s' if n_g != 1 else ''}: mean of game means)"
     zf = f"{_f(o['means']['t2_zero_filled'])}|{_f(o['means']['t3_zero_filled'])}"
-    lines.append(f"  {label:<{44 + len(trials_hdr)}} {_f(o['means']['reward']):>6} {_ci(o['ci95']['reward']):<16}  "
+    lines.append(f"  {label:<{49 + len(trials_hdr)}} {_f(o['means']['reward']):>6} {_ci(o['ci95']['reward']):<16}  "
                  f"{_f(o['means']['t1_f1']):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
     lines += format_caveats(s)
     dropped = s.dropped_games()
@@ -97,7 +103,8 @@ def format_system(s: S.SystemScore) -> str:
         if len(s.warnings) > 20:
             lines.append(f"    ... {len(s.warnings) - 20} more (see --json)")
     lines.append("  columns: scored = scored cases/n_cases; 0-row = scored answers with no rows (never_wrote, "
-                 "deleted, no_answer, no_artifact, empty list, unreadable); miss = missing, not in the mean; excl = "
+                 "deleted, no_answer, no_artifact, empty list, unreadable); miss = missing, not in the mean; ovfl = of "
+                 "the missing, requests the server refused as over the model's context (context_overflow); excl = "
                  "diagnostic/unverified/flagged, not in the mean; fmt = format errors (scored 0.0); t2/t3 over "
                  "cells with >= 1 T1 match (n), the headline; t2|t3 zf = the same with a no-match cell as 0.0 "
                  "(Harbor's reward.json)")
@@ -216,8 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--plot", metavar="OUT.png", help="bar chart of game means with 95%% intervals (PNG)")
     ap.add_argument("--bootstrap", type=int, default=2000, metavar="N", help="bootstrap resamples (default 2000; 0: none)")
     ap.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    ap.add_argument("--verify-requests", action="store_true",
-                    help="Protocol A: exclude cells whose request hash does not rebuild from their condition file")
+    ap.add_argument("--verify-requests", dest="verify_requests", action="store_true", default=True,
+                    help="Protocol A: exclude cells whose request does not rebuild from their condition file, "
+                    "case and receipt, or whose stills were sampled from other media (the default)")
+    ap.add_argument("--no-verify-requests", dest="verify_requests", action="store_false",
+                    help="Protocol A: do not rebuild the requests (shown as a caveat above the table)")
     ap.add_argument("--tolerance", type=float, default=S.BENCHMARK_TOLERANCE_S,
                     help="matching tolerance in s (default 3; anything else is labelled a DIAGNOSTIC)")
     ap.add_argument("--allow-mixed", action="store_true",

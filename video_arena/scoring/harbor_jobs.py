@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena.core import condition_fields as CF
 from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.scoring import caveats as CV
@@ -126,13 +127,16 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
     rec, err = trial.agent_run()
     if err:
         cell.warnings.append(f"trial {trial.dir.name}: agent/{err}")
+    harbor_cond = CF.harbor_condition(trial.trial_config())
     if rec is not None:
         if cell.protocol is None and rec.protocol:
             cell.protocol = rec.protocol
         CV.read_run_caveats(cell, rec.as_read())
         CV.read_run_conduct(cell, rec.as_read())
         S.read_attempts(cell, rec, None)
+        cell.condition = {**harbor_cond, **cell.condition}
         return rec
+    cell.condition = harbor_cond
     kwargs = trial.agent_kwargs()
     if "reasoning_effort" in kwargs:
         cell.effort_recorded = True
@@ -250,7 +254,7 @@ def _job_facts(job: Path, cfg: dict[str, Any]) -> dict[str, Any]:
 
 def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
               tolerance: float = S.BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
-              verify_requests: bool = False, judge_mod=None, progress: bool | None = None,
+              verify_requests: bool = True, judge_mod=None, progress: bool | None = None,
               label: str | None = None, exclude_flagged: bool = False) -> S.SystemScore:
     """Score a Harbor job folder against a tasks tree (same arguments as scorer.score_results)."""
     from video_arena.scoring.judge_loader import load_judge
@@ -342,7 +346,8 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
     system = S.SystemScore(results=job, tasks_root=root, tolerance_s=float(tolerance), games=games,
                            no_case_games=no_case_games, judge_version=getattr(J, "JUDGE_VERSION", None)
                            or getattr(J, "__version__", None), n_boot=n_boot, seed=seed, warnings=warnings,
-                           label=label or job.name, exclude_flagged=exclude_flagged)
+                           label=label or job.name, exclude_flagged=exclude_flagged,
+                           requests_verified=bool(verify_requests))
     cells = [c for c in system.cells() if isinstance(c, HarborCell)]
     ran = [c for c in cells if c.trial]
     missing = [c for c in ran if c.status == S.STATUS_MISSING]

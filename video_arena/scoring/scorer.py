@@ -92,6 +92,8 @@ class Cell:
     frames_used: int | None = None
     turns_used: int | None = None
     audit_verdict: str | None = None
+    #: the recorded condition fields (video_arena/core/condition_fields.py), compared across cells
+    condition: dict[str, Any] = field(default_factory=dict)
     #: ok (the answer's SHA-256 equals the run record's), unrecorded (the record names none), oversize
     #: (over the judge's cap: not hashed, scores 0.0), n/a (no answer file is scored)
     answer_check: str | None = None
@@ -277,6 +279,9 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
     read_attempts(cell, rec, cell_dir)
     if not st.finished:  # harness_error: never ran
         cell.reason = st.reason
+        return cell
+    if cell.stop_reason == "context_overflow":
+        cell.reason = "context_overflow: the server refused the request as longer than the model's context"
         return cell
     if cell.answer_state is not None and cell.answer_state not in ANSWER_STATES:
         cell.warnings.append(f"unknown answer_state {cell.answer_state!r}")
@@ -590,6 +595,8 @@ class SystemScore:
     mixed: list[str] = field(default_factory=list)
     #: games whose ground truth could not be checked (no manifest.json)
     gt_unchecked: list[str] = field(default_factory=list)
+    #: False when scored with --no-verify-requests: Protocol A requests were not rebuilt (a caveat)
+    requests_verified: bool = True
 
     @property
     def diagnostic(self) -> bool:
@@ -649,6 +656,8 @@ class SystemScore:
             "protocols": self.protocols(), "diagnostic": self.diagnostic, "mixed": list(self.mixed),
             "caveats": self.caveats(), "conditions": self.conditions(),
             "exclude_flagged": self.exclude_flagged, "ground_truth_unchecked": list(self.gt_unchecked),
+            "requests_verified": self.requests_verified,
+            "context_overflow": CV.n_context_overflow(self.cells()),
             "integrity_errors": [{"game": c.game, "case_id": c.case_id, "reason": c.reason}
                                  for c in self.integrity_errors()],
             "games": {g: gs.summary() for g, gs in self.games.items()},
@@ -694,7 +703,7 @@ def load_verifier(tasks_root: Path) -> Callable[[Path], tuple[bool, str]]:
     except ImportError as exc:
         raise ScoringInputError(
             f"--verify-requests needs video_arena.protocol_a.provenance.verify_cell, which does not "
-            f"import here ({exc}); score without --verify-requests or install the Protocol A part") from exc
+            f"import here ({exc}); score with --no-verify-requests or install the Protocol A part") from exc
     verify = getattr(provenance, "verify_cell", None)
     if not callable(verify):
         raise ScoringInputError("--verify-requests: video_arena.protocol_a.provenance has no verify_cell()")
@@ -703,7 +712,7 @@ def load_verifier(tasks_root: Path) -> Callable[[Path], tuple[bool, str]]:
 
 def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
                   tolerance: float = BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
-                  verify_requests: bool = False, judge_mod=None, progress: bool | None = None,
+                  verify_requests: bool = True, judge_mod=None, progress: bool | None = None,
                   label: str | None = None, exclude_flagged: bool = False) -> SystemScore:
     """Score every cell of a results folder against a tasks tree.  Raises ScoringInputError only for
     inputs that cannot be scored at all; a bad cell is reported on the cell and never stops the run."""
@@ -773,7 +782,8 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
     system = SystemScore(results=results, tasks_root=root, tolerance_s=float(tolerance), games=games,
                          no_case_games=no_case_games, judge_version=getattr(J, "JUDGE_VERSION", None)
                          or getattr(J, "__version__", None), n_boot=n_boot, seed=seed, warnings=warnings,
-                         label=label or results.name, exclude_flagged=exclude_flagged)
+                         label=label or results.name, exclude_flagged=exclude_flagged,
+                         requests_verified=bool(verify_requests))
     finish_system(system, gt_check)
     for game, gs in games.items():
         shas = {c.instruction_sha256 for c in gs.cells if c.instruction_sha256 and c.status != STATUS_MISSING}
@@ -883,7 +893,7 @@ def to_json(systems: list[SystemScore], comparison: dict[str, Any] | None = None
 
 
 CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cells", "missing", "diagnostic",
-              "unverified", "flagged_excluded", "corrupt", "zero_rows",
+              "unverified", "flagged_excluded", "corrupt", "context_overflow", "zero_rows",
               "format_errors", "reward", "reward_ci_lo", "reward_ci_hi", "t1_f1", "t1_f1_ci_lo", "t1_f1_ci_hi",
               "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "t2_zero_filled", "t3_zero_filled",
               "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
@@ -904,6 +914,7 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                  "n_scored_cases": gs.n_scored_cases, "n_cells": len(gs.cells),
                  "missing": gs.counts[STATUS_MISSING], "diagnostic": gs.counts[STATUS_DIAGNOSTIC],
                  "unverified": gs.counts[STATUS_UNVERIFIED], "zero_rows": gs.counts["zero_rows"],
+                 "context_overflow": CV.n_context_overflow(gs.cells),
                  "flagged_excluded": gs.counts[STATUS_FLAGGED], "corrupt": gs.counts[STATUS_CORRUPT],
                  "format_errors": gs.counts["format_error"], "in_overall": g in overall["games"],
                  "t1_recall_ceiling_mean": gs.recall_ceiling(), "reasoning_effort": _efforts_str(gs.efforts()),
@@ -926,6 +937,7 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                   "diagnostic": tot[STATUS_DIAGNOSTIC], "unverified": tot[STATUS_UNVERIFIED],
                   "flagged_excluded": tot[STATUS_FLAGGED], "corrupt": tot[STATUS_CORRUPT],
                   "zero_rows": tot["zero_rows"], "format_errors": tot["format_error"], "in_overall": True,
+                  "context_overflow": CV.n_context_overflow(s.cells()),
                   "t1_recall_ceiling_mean": cv_all["t1_recall_ceiling_mean"],
                   "reasoning_effort": _efforts_str(cv_all["reasoning_effort"]),
                   "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)})

@@ -1,0 +1,294 @@
+"""Issue 22 on the Protocol A side: --extra-body may not change a condition field; run-a and run-b refuse
+to resume into an --out written under another condition (naming the difference); request verification
+and the media-hash check are on by default in `score`; a context overflow has its own column; every
+Harbor --ak option of the ProtocolA agent reaches the request (the agent run against a local stand-in
+for the container, the real openai client and the local test server over HTTP)."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from fixtures.openai_test_server import OpenAITestServer, VLLMLike, count_images
+from fixtures.protocol_a_fixtures import cache, fast_retries, tree  # noqa: F401 (pytest fixtures)
+from fixtures.protocol_a_tree import oracle_reply
+from video_arena.digests import sha256_file
+from video_arena.protocol_a import runner
+from video_arena.protocol_a.provenance import verify_cell
+from video_arena.scoring import cli as score_cli
+
+SHORT, LONG = "paShort1", "paLong02"
+
+
+@pytest.fixture
+def server(tree):
+    with OpenAITestServer(default={"content": oracle_reply(tree, SHORT)}) as srv:
+        yield srv
+
+
+def run_a(tree, cache, server, out, *extra, limit=True):
+    argv = ["--model", "test-model", "--base-url", server.base_url, "--out", str(out), "--tasks-root", str(tree),
+            "--cache-dir", str(cache), "--no-progress", *(["--limit", "1"] if limit else []), *extra]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = runner.main(argv)
+    return rc, err.getvalue()
+
+
+def score(results, tree, *extra):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = score_cli.main([str(results), "--tasks-root", str(tree), "--quiet", "--bootstrap", "0", *extra])
+    return rc, out.getvalue(), err.getvalue()
+
+
+# -- --extra-body may not change a condition field ------------------------------------------------------
+@pytest.mark.parametrize("extra,named", [
+    ('{"temperature": 0.9, "max_tokens": 512}', "max_tokens, temperature"),
+    ('{"model": "other"}', "model"),
+    ('{"chat_template_kwargs": {"enable_thinking": true}}', "chat_template_kwargs.enable_thinking"),
+    ('{"reasoning_effort": "high"}', "reasoning_effort"),
+    ('{"max_completion_tokens": 10}', "max_completion_tokens"),
+])
+def test_extra_body_may_not_override_the_condition(tree, cache, server, tmp_path, extra, named):
+    rc, err = run_a(tree, cache, server, tmp_path / "o", "--extra-body", extra)
+    assert rc == 2 and not server.requests
+    assert f"--extra-body may not set {named}" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_extra_body_of_other_keys_is_sent_and_recorded(tree, cache, server, tmp_path):
+    rc, _ = run_a(tree, cache, server, tmp_path / "o", "--extra-body", '{"top_k": 1}')
+    assert rc == 0 and server.requests[0]["body"]["top_k"] == 1
+    run = json.loads((tmp_path / "o" / "chess" / SHORT / "run.json").read_text())
+    assert run["request_params"]["extra_body"] == {"top_k": 1}
+    assert server.requests[0]["body"]["temperature"] == run["request_params"]["temperature"] == 0
+
+
+# -- resuming into another condition -------------------------------------------------------------------
+@pytest.mark.parametrize("second,named", [
+    (["--max-tokens", "512"], "max_tokens 48000 (recorded) vs 512 (this run)"),
+    (["--enable-thinking", "true"], "enable_thinking null (recorded) vs true (this run)"),
+    (["--extra-body", '{"top_k": 1}'], "extra_body_sha256 none (recorded)"),
+    (["--model", "other-model"], "model test-model (recorded) vs other-model (this run)"),
+])
+def test_run_a_refuses_to_resume_into_another_condition(tree, cache, server, tmp_path, second, named):
+    out = tmp_path / "o"
+    assert run_a(tree, cache, server, out)[0] == 0
+    argv = second if second[0] != "--model" else []
+    rc, err = run_a(tree, cache, server, out, *argv) if argv else (None, None)
+    if second[0] == "--model":
+        err_io = io.StringIO()
+        with contextlib.redirect_stderr(err_io):
+            rc = runner.main(["--model", "other-model", "--base-url", server.base_url, "--out", str(out),
+                              "--tasks-root", str(tree), "--cache-dir", str(cache), "--no-progress", "--limit", "1"])
+        err = err_io.getvalue()
+    assert rc == 2 and len(server.requests) == 1, err
+    assert "finished cell of another condition" in err and named in err, err
+
+
+def test_run_a_resumes_under_the_same_condition(tree, cache, server, tmp_path):
+    out = tmp_path / "o"
+    assert run_a(tree, cache, server, out)[0] == 0
+    rc, err = run_a(tree, cache, server, out)
+    assert rc == 0 and len(server.requests) == 1 and "1 already done" in err
+
+
+def test_run_b_refuses_to_resume_into_another_condition(tree, tmp_path):
+    from video_arena.protocol_b import runner as b_runner
+    out = tmp_path / "b"
+    cell = out / "chess" / SHORT
+    cell.mkdir(parents=True)
+    (cell / "run.json").write_text(json.dumps({
+        "protocol": "B", "model": "m", "game": "chess", "case_id": SHORT, "stop_reason": "completed",
+        "max_turns": 100, "timeout_min": 120, "agent_cmd": "true {prompt} {max_turns}",
+        "isolation": {"mode": "none"}, "reasoning_effort": None}))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = b_runner.main(["--agent-cmd", "true {prompt} {max_turns}", "--out", str(out), "--model", "m",
+                            "--tasks-root", str(tree), "--limit", "1", "--max-turns", "200", "--no-isolation",
+                            "--skip-preflight", "--no-progress", "--sandbox-root", str(tmp_path / "sb")])
+    assert rc == 2, err.getvalue()
+    assert "max_turns 100 (recorded) vs 200 (this run)" in err.getvalue()
+    assert json.loads((cell / "run.json").read_text())["max_turns"] == 100  # nothing was run
+
+
+# -- verification and the media-hash check are on by default ---------------------------------------------
+def _manifest(tree: Path, media_sha: str) -> None:
+    (tree / "chess" / "manifest.json").write_text(json.dumps(
+        {"format": "video-arena-cases-manifest/1", "game": "chess",
+         "cases": [{"case_id": SHORT, "media_sha256": media_sha}]}))
+
+
+def test_media_hash_check_reads_the_manifest(tree, cache, server, tmp_path):
+    t = tmp_path / "t"
+    shutil.copytree(tree, t)
+    out = tmp_path / "o"
+    assert run_a(t, cache, server, out)[0] == 0
+    c = out / "chess" / SHORT
+    _manifest(t, sha256_file(t / "chess" / "media" / f"{SHORT}.mp4"))
+    assert verify_cell(c, t) == (True, "ok")
+    _manifest(t, "0" * 64)  # the case's video is not the one the stills were sampled from
+    ok, why = verify_cell(c, t)
+    assert not ok and "other media than the case's" in why and "the manifest says 000000000000" in why
+
+
+def test_score_verifies_requests_by_default_and_says_when_it_does_not(tree, cache, server, tmp_path):
+    out = tmp_path / "o"
+    assert run_a(tree, cache, server, out)[0] == 0
+    c = out / "chess" / SHORT
+    rc, text, err = score(out, tree)
+    assert rc == 0 and "CAVEAT (--no-verify-requests)" not in text
+    receipt = json.loads((c / "receipt.json").read_text())
+    receipt["frames"][0]["sha256"] = "f" * 64  # a still that was not sent
+    (c / "receipt.json").write_text(json.dumps(receipt))
+    rc, text, err = score(out, tree, "--json", str(tmp_path / "s.json"))
+    doc = json.loads((tmp_path / "s.json").read_text())
+    cell = [x for x in doc["systems"][0]["cells"] if x["case_id"] == SHORT][0]
+    assert cell["status"] == "unverified" and "request hash mismatch" in cell["reason"]
+    assert doc["systems"][0]["requests_verified"] is True
+    rc, text, err = score(out, tree, "--no-verify-requests", "--json", str(tmp_path / "s2.json"))
+    assert rc == 0 and "CAVEAT (--no-verify-requests): 1 Protocol A cell(s) scored without rebuilding" in text
+    doc = json.loads((tmp_path / "s2.json").read_text())
+    assert doc["systems"][0]["requests_verified"] is False
+    assert [x for x in doc["systems"][0]["cells"] if x["case_id"] == SHORT][0]["status"] == "scored"
+
+
+# -- the table: a context overflow in its own column, an image-cap degradation counted ------------------------
+def _ovfl_col(text: str, game: str) -> list[str]:
+    hdr = next(ln for ln in text.splitlines() if ln.split()[:1] == ["game"])
+    row = next(ln for ln in text.splitlines() if ln.split()[:1] == [game])
+    names = hdr.split()
+    return dict(zip(names[:6], row.split()[:6]))
+
+
+def test_score_counts_context_overflow_in_its_own_column(tree, cache, tmp_path):
+    out = tmp_path / "o"
+
+    def reply(body):
+        return {"content": oracle_reply(tree, LONG if count_images(body) > 12 else SHORT)}
+
+    with OpenAITestServer(default=VLLMLike(max_model_len=60000, reply=reply)) as srv:
+        assert run_a(tree, cache, srv, out, limit=False)[0] == 0
+    run = json.loads((out / "chess" / LONG / "run.json").read_text())
+    assert run["stop_reason"] == "context_overflow"
+    rc, text, err = score(out, tree, "--csv", str(tmp_path / "g.csv"))
+    assert rc == 0, err
+    row = _ovfl_col(text, "chess")
+    assert row["scored"] == "1/2" and row["miss"] == "1" and row["ovfl"] == "1", text
+    import csv
+    rows = {r["game"]: r for r in csv.DictReader((tmp_path / "g.csv").open())}
+    assert rows["chess"]["context_overflow"] == "1" and rows["OVERALL"]["context_overflow"] == "1"
+
+
+def test_score_shows_an_image_cap_as_a_degradation_not_a_mix(tree, cache, tmp_path):
+    out = tmp_path / "o"
+
+    def reply(body):
+        return {"content": oracle_reply(tree, LONG if count_images(body) > 12 else SHORT)}
+
+    with OpenAITestServer(default=VLLMLike(max_images=64, reply=reply)) as srv:
+        assert run_a(tree, cache, srv, out, limit=False)[0] == 0
+    rc, text, err = score(out, tree, "--cells-csv", str(tmp_path / "c.csv"))
+    assert rc == 0 and "REFUSED" not in err, err
+    import csv
+    cells = {r["case_id"]: r for r in csv.DictReader((tmp_path / "c.csv").open())}
+    assert cells[LONG]["status"] == "scored" and cells[LONG]["degradations"] == "max_frames"
+    assert cells[LONG]["grid"] == cells[SHORT]["grid"] == "fps1-n256-ls768-q4"
+
+
+# -- every Harbor --ak option of the ProtocolA agent ----------------------------------------------------------
+class LocalEnvironment:
+    """Harbor's environment interface over the local machine (the container's /app and /tmp/va_a are
+    folders under `root`): what ProtocolA needs of it (exec, download_file, download_dir, upload_file)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    async def exec(self, command, cwd=None, env=None, timeout_sec=None, user=None):
+        p = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=timeout_sec)
+        return SimpleNamespace(return_code=p.returncode, stdout=p.stdout, stderr=p.stderr)
+
+    async def download_file(self, source_path, target_path):
+        shutil.copyfile(source_path, target_path)
+
+    async def download_dir(self, source_dir, target_dir):
+        shutil.copytree(source_dir, target_dir, dirs_exist_ok=True)
+
+    async def upload_file(self, source_path, target_path):
+        shutil.copyfile(source_path, target_path)
+
+
+def run_agent(tree, tmp_path, server, monkeypatch, **ak):
+    from harbor.models.agent.context import AgentContext
+
+    from video_arena.protocol_a import harbor_agent as HA
+    root = tmp_path / "container"
+    (root / "app").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(tree / "chess" / "media" / f"{SHORT}.mp4", root / "app" / "match.mp4")
+    (root / "app" / "answer.json").write_text('{"events": []}')
+    monkeypatch.setattr(HA, "MEDIA", str(root / "app" / "match.mp4"))
+    monkeypatch.setattr(HA, "ANSWER", str(root / "app" / "answer.json"))
+    monkeypatch.setattr(HA, "WORK", str(root / "tmp" / "va_a"))
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    logs = tmp_path / f"chess-{SHORT}__abc" / "agent"
+    logs.mkdir(parents=True, exist_ok=True)
+    agent = HA.ProtocolA(logs_dir=logs, model_name="openai/test-model", **ak)
+    instruction = (tree / "chess" / "instruction.md").read_text()
+    from video_arena.core.instruction import instruction_for
+    ctx = AgentContext()
+    asyncio.run(agent.run(instruction_for("video", tree / "chess" / "instruction.md") if instruction else "",
+                          LocalEnvironment(root), ctx))
+    return json.loads((logs / "run.json").read_text()), server.requests[-1]["body"], root, ctx
+
+
+@pytest.mark.parametrize("ak,check", [
+    ({"enable_thinking": "true"},
+     lambda run, body: body["chat_template_kwargs"] == {"enable_thinking": True} and run["enable_thinking"] is True),
+    ({"enable_thinking": "false"},
+     lambda run, body: body["chat_template_kwargs"] == {"enable_thinking": False}),
+    ({"temperature": "0.7"},
+     lambda run, body: body["temperature"] == 0.7 and run["request_params"]["temperature"] == 0.7),
+    ({"extra_body": '{"top_k": 1, "repetition_penalty": 1.05}'},
+     lambda run, body: body["top_k"] == 1 and body["repetition_penalty"] == 1.05
+     and run["request_params"]["extra_body"] == {"top_k": 1, "repetition_penalty": 1.05}),
+    ({"jpeg_q": "6"},
+     lambda run, body: run["sampling"]["jpeg_q"] == 6 and run["degradations"][0]["kind"] == "jpeg_q"
+     and run["degradations"][0]["why"] == "set by the operator"),
+    ({"max_frames": "5"},
+     lambda run, body: count_images(body) == 5 and run["frames_used"] == 5
+     and run["degradations"][0]["kind"] == "max_frames"),
+])
+def test_every_harbor_ak_option_reaches_the_request(tree, tmp_path, server, monkeypatch, ak, check):
+    run, body, root, ctx = run_agent(tree, tmp_path, server, monkeypatch, **ak)
+    assert run["runner"] == "harbor" and run["answer_state"] == "answered"
+    assert check(run, body), (ak, run, {k: v for k, v in body.items() if k != "messages"})
+    assert json.loads((root / "app" / "answer.json").read_text())["events"]  # the answer was put in place
+    assert ctx.metadata["stop_reason"] == "stop"
+
+
+def test_harbor_extra_body_may_not_override_the_condition(tmp_path):
+    from video_arena.protocol_a import harbor_agent as HA
+    with pytest.raises(ValueError, match="may not set temperature"):
+        HA.ProtocolA(logs_dir=tmp_path, model_name="openai/m", extra_body='{"temperature": 1}')
+
+
+def test_harbor_agent_honours_server_limits(tree, tmp_path, monkeypatch):
+    from video_arena.protocol_a import harbor_agent as HA
+    with OpenAITestServer(default=VLLMLike(max_images=5, reply={"content": oracle_reply(tree, SHORT)})) as srv:
+        run, body, _, _ = run_agent(tree, tmp_path / "cap", srv, monkeypatch)
+        assert [count_images(q["body"]) for q in srv.requests] == [12, 5] and run["frames_used"] == 5
+    with OpenAITestServer(default=VLLMLike(max_model_len=20000, reply={"content": oracle_reply(tree, SHORT)})) as srv:
+        with pytest.raises(HA.ContextOverflowError):
+            run_agent(tree, tmp_path / "ovfl", srv, monkeypatch, max_tokens="18000")
+        assert len(srv.requests) == 1
+        run, body, _, _ = run_agent(tree, tmp_path / "deg", srv, monkeypatch, max_tokens="18000",
+                                    on_overflow="degrade")
+        assert run["answer_state"] == "answered" and run["frames_used"] < 12 and run["on_overflow"] == "degrade"
