@@ -54,7 +54,6 @@ NAME_RE = re.compile(r"\A[a-z0-9][a-z0-9._-]{0,99}\Z")
 VERSION_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._+-]{0,63}\Z")
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "video-arena publish", "GIT_AUTHOR_EMAIL": "video-arena@localhost",
                 "GIT_COMMITTER_NAME": "video-arena publish", "GIT_COMMITTER_EMAIL": "video-arena@localhost"}
-ADAPTER_FILES = ("README.md", "adapter_metadata.json", "parity_experiment.json")
 
 
 class PublishError(RuntimeError):
