@@ -76,6 +76,9 @@ NGINX_413 = ("<html>\r\n<head><title>413 Request Entity Too Large</title></head>
     (413, NGINX_413, "too_large", {}),
     (400, "Request Entity Too Large", "too_large", {}),
     (502, "upstream: request body too large", "too_large", {}),
+    # one image's size is not a count: never re-sampled to "20" stills
+    (400, "Image size exceeds the maximum of 20 MB per image", None, {}),
+    (400, "Request contains an image that exceeds the maximum allowed size of 5242880 bytes", None, {}),
     (400, "Invalid value for 'temperature'", None, {}),
     (500, "internal error", None, {}),
 ])
