@@ -47,6 +47,8 @@ _IMAGE_CAP_PATTERNS = [
     # "... supports a maximum of 10 images" / "maximum of 50 allowed per request"
     re.compile(r"images?.{0,80}?maximum of (\d+)", re.I | re.S),
     re.compile(r"exceeding the maximum of (\d+)", re.I),
+    # "The number of images in the request exceeds the limit of 100."
+    re.compile(r"number of images.{0,60}?exceeds? (?:the )?(?:limit|maximum)(?: allowed)?(?: of|:)?\s*(\d+)", re.I | re.S),
     # "Too many images in request: 300, maximum allowed: 250" / "max images is 250" / "Max is 500"
     re.compile(r"too many images.{0,80}?(?:maximum|max)(?:imum)?(?: number of images)?(?: allowed)?(?: is|:)?\s*(\d+)",
                re.I | re.S),
