@@ -71,3 +71,16 @@ def test_podman_env_puts_this_venv_first(monkeypatch, tmp_path):
     env = podman.harbor_env({"PATH": "/usr/bin"})
     assert env["PATH"].split(":")[0] == str(podman.venv_bin()) and env["CONTAINERS_CONF"] == str(tmp_path / "c.conf")
     assert podman.harbor_env({"PATH": "/usr/bin", "CONTAINERS_CONF": "/mine"})["CONTAINERS_CONF"] == "/mine"
+
+
+def test_a_page_that_cannot_be_written_is_one_line(tmp_path, capsys, monkeypatch):
+    page = tmp_path / "p.md"
+    page.write_text(f"x\n{E.BEGIN}\n| old |\n{E.END}\n")
+
+    def refuse(self, *a, **k):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(type(page), "write_text", refuse)
+    assert E.main(["--write", str(page)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"harbor-envs: error: cannot write {page}: Permission denied"

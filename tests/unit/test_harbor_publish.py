@@ -148,3 +148,20 @@ def test_jobs_that_ran_other_tasks_are_refused(tmp_path, capsys):
     rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo"), "--no-validate",
                            "--jobs", str(job)], capsys)
     assert rc == 2 and "not a task of this dataset" in err
+
+
+def test_a_job_with_an_unreadable_trial_result_is_refused(tmp_path, capsys):
+    """An unreadable result.json is not skipped (that would understate the trial count the adapter files
+    publish): one line naming it, exit 2."""
+    ds = _dataset(tmp_path)
+    task = json.loads((ds / S.DATASET_MARKER).read_text())["tasks"][0]
+    job = tmp_path / "job"
+    for t in ("t1", "t2"):
+        (job / t).mkdir(parents=True)
+    (job / "config.json").write_text(json.dumps({"agents": [{"name": "oracle"}]}))
+    (job / "t1" / "result.json").write_text(json.dumps({"task_name": task}))
+    (job / "t2" / "result.json").write_text('{"task_name": ')
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo"), "--no-validate",
+                           "--jobs", str(job)], capsys)
+    assert rc == 2 and "t2/result.json is unreadable" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "repo").exists()

@@ -76,6 +76,7 @@ def test_extra_body_of_other_keys_is_sent_and_recorded(tree, cache, server, tmp_
 @pytest.mark.parametrize("second,named", [
     (["--max-tokens", "512"], "max_tokens 48000 (recorded) vs 512 (this run)"),
     (["--enable-thinking", "true"], "enable_thinking null (recorded) vs true (this run)"),
+    (["--reasoning-effort", "high"], "reasoning_effort null (recorded) vs high (this run)"),
     (["--extra-body", '{"top_k": 1}'], "extra_body_sha256 none (recorded)"),
     (["--model", "other-model"], "model test-model (recorded) vs other-model (this run)"),
 ])

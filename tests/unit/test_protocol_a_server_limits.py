@@ -63,6 +63,7 @@ NGINX_413 = ("<html>\r\n<head><title>413 Request Entity Too Large</title></head>
     (400, "Too many images in request: 300, maximum allowed: 250", "image_cap", {"cap": 250}),
     (400, "request contains 54 images, exceeding the maximum of 50 allowed per request", "image_cap", {"cap": 50}),
     (400, "Too many images in request", "image_cap", {"cap": None}),
+    (400, "The number of images in the request exceeds the limit of 100.", "image_cap", {"cap": 100}),
     (400, VLLM_CTX_INPUT, "context_overflow", {"context": 32768, "prompt_tokens": 40000}),
     (400, VLLM_CTX_TOTAL, "context_overflow", {"context": 8192, "prompt_tokens": 8100, "completion_tokens": 1000}),
     (400, VLLM_CTX_MAXTOK, "context_overflow", {"context": 65536, "prompt_tokens": 30000,
@@ -76,6 +77,9 @@ NGINX_413 = ("<html>\r\n<head><title>413 Request Entity Too Large</title></head>
     (413, NGINX_413, "too_large", {}),
     (400, "Request Entity Too Large", "too_large", {}),
     (502, "upstream: request body too large", "too_large", {}),
+    # one image's size is not a count: never re-sampled to "20" stills
+    (400, "Image size exceeds the maximum of 20 MB per image", None, {}),
+    (400, "Request contains an image that exceeds the maximum allowed size of 5242880 bytes", None, {}),
     (400, "Invalid value for 'temperature'", None, {}),
     (500, "internal error", None, {}),
 ])

@@ -258,8 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         page = page_path.read_text(encoding="utf-8")
         new = splice(page, body)
-    except (OSError, ValueError) as exc:
-        print(f"harbor-envs: error: {exc}", file=sys.stderr)
+    except OSError as exc:
+        print(f"harbor-envs: error: {page_path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"harbor-envs: error: {page_path}: {exc}", file=sys.stderr)
         return 2
     if a.check:
         if new != page:
@@ -268,7 +271,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"harbor-envs: {page_path} is current")
         return 0
-    page_path.write_text(new, encoding="utf-8")
+    try:
+        page_path.write_text(new, encoding="utf-8")
+    except OSError as exc:
+        print(f"harbor-envs: error: cannot write {page_path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"harbor-envs: wrote the table of {body.count(chr(10)) - 4} environments into {page_path}")
     return 0
 

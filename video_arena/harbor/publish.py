@@ -54,7 +54,6 @@ NAME_RE = re.compile(r"\A[a-z0-9][a-z0-9._-]{0,99}\Z")
 VERSION_RE = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._+-]{0,63}\Z")
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "video-arena publish", "GIT_AUTHOR_EMAIL": "video-arena@localhost",
                 "GIT_COMMITTER_NAME": "video-arena publish", "GIT_COMMITTER_EMAIL": "video-arena@localhost"}
-ADAPTER_FILES = ("README.md", "adapter_metadata.json", "parity_experiment.json")
 
 
 class PublishError(RuntimeError):
@@ -172,8 +171,11 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
     for rfile in sorted(job.glob("*/result.json")):
         try:
             res = json.loads(rfile.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+        except (OSError, ValueError) as exc:  # skipping it would understate n_trials in parity_experiment.json
+            raise PublishError(f"{rfile} is unreadable ({exc}); a job still running, or a damaged trial: "
+                               f"publish only finished jobs") from None
+        if not isinstance(res, dict):
+            raise PublishError(f"{rfile} is not a Harbor trial result (a JSON object)")
         tname = str(res.get("task_name") or "")
         if tname.split("/", 1)[-1] not in task_names:
             raise PublishError(f"{job}: trial {rfile.parent.name} ran {tname!r}, not a task of this dataset")

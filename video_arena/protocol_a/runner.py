@@ -33,7 +33,7 @@ from video_arena.protocol_a.cell import execute_cell
 from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
 from video_arena.protocol_a.engine import RequestOptions, check_extra_body
 from video_arena.cli_args import comma_list
-from video_arena.core.condition_fields import resume_differences
+from video_arena.core.condition_fields import finished_cell_conflict
 
 CACHE_ENV = "VA_CACHE_DIR"
 
@@ -140,18 +140,17 @@ def main(argv: list[str] | None = None) -> int:
                           extra_body=a.extra_body)
     client = make_client(base_url, cond.request_timeout_s)
 
-    this_run = {"protocol": "A", "model": a.model, "condition_sha256": cond.sha256, "request_params": opts.record()}
+    if not a.force:  # a finished cell of another condition in --out: resuming would mix two measurements
+        this_run = {"protocol": "A", "model": a.model, "condition_sha256": cond.sha256,
+                    "reasoning_effort": a.reasoning_effort, "request_params": opts.record()}
+        conflict = finished_cell_conflict(out, [(g, c["case_id"]) for g, c in cells], this_run,
+                                          ("model", "condition_sha256", "reasoning_effort"))
+        if conflict:
+            print(f"error: {conflict}", file=sys.stderr)
+            return 2
     todo, skipped = [], 0
     for game, case in cells:
-        cell = R.cell_dir(out, game, case["case_id"])
-        done = cell_done(cell)
-        if done and not a.force:
-            diffs = resume_differences(done.as_read(), this_run, ("model", "condition_sha256"))
-            if diffs:
-                print(f"error: {cell} holds a finished cell of another condition: {'; '.join(diffs)}; resuming "
-                      f"would mix two measurements in one --out (use another --out, or --force to re-run)",
-                      file=sys.stderr)
-                return 2
+        if cell_done(R.cell_dir(out, game, case["case_id"])) and not a.force:
             skipped += 1
             continue
         todo.append((game, case["case_id"]))

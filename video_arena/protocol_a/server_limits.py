@@ -8,7 +8,8 @@ body size, the status):
   exceeds limit 64"; OpenAI-style gateways: "Too many images in request ... maximum allowed: 250" or
   "... supports a maximum of 10 images".  The request is re-sent ONCE with the grid re-sampled at the
   server's stated cap (a recorded `max_frames` degradation); a refusal that states no cap, or a second
-  refusal, ends the cell.
+  refusal, ends the cell.  A refusal of one image's size ("Image size exceeds the maximum of 20 MB") is
+  not a count: never an image cap (the cell ends as a harness error, its text recorded).
 * **context_overflow**: the prompt (the stills' tokens) plus `max_tokens` do not fit the model's
   context.  vLLM "This model's maximum context length is N tokens. However, your request has M input
   tokens." (and the "you requested M tokens (P in the messages, C in the completion)" form, and the
@@ -46,12 +47,18 @@ _IMAGE_CAP_PATTERNS = [
     # "... supports a maximum of 10 images" / "maximum of 50 allowed per request"
     re.compile(r"images?.{0,80}?maximum of (\d+)", re.I | re.S),
     re.compile(r"exceeding the maximum of (\d+)", re.I),
+    # "The number of images in the request exceeds the limit of 100."
+    re.compile(r"number of images.{0,60}?exceeds? (?:the )?(?:limit|maximum)(?: allowed)?(?: of|:)?\s*(\d+)", re.I | re.S),
     # "Too many images in request: 300, maximum allowed: 250" / "max images is 250" / "Max is 500"
     re.compile(r"too many images.{0,80}?(?:maximum|max)(?:imum)?(?: number of images)?(?: allowed)?(?: is|:)?\s*(\d+)",
                re.I | re.S),
 ]
 _IMAGE_REFUSAL = re.compile(r"too many images|image\(s\) may be provided|image count \d+ exceeds|"
                             r"images?\b.{0,40}exceed", re.I)
+#: a refusal of one image's size ("Image size exceeds the maximum of 20 MB"): not a count, so never an
+#: image cap (re-sampling the grid to "20" stills would answer the wrong limit); left to end the cell
+_IMAGE_SIZE_REFUSAL = re.compile(r"\bimages?\b.{0,60}?\b(?:size|dimensions?|resolution|too large|too big)\b|"
+                                 r"\d+(?:\.\d+)?\s*(?:[kmg]i?b|bytes|megabytes|pixels|px)\b", re.I | re.S)
 
 _CONTEXT_REFUSAL = re.compile(
     r"maximum context length|context_length_exceeded|longer than the model's context length|"
@@ -118,7 +125,7 @@ def classify(status: int | None, text: str) -> Limit | None:
         return Limit("too_large")
     if status not in (400, 422, 502, 500):
         return None
-    if status in (400, 422) and _IMAGE_REFUSAL.search(text):
+    if status in (400, 422) and _IMAGE_REFUSAL.search(text) and not _IMAGE_SIZE_REFUSAL.search(text):
         return Limit("image_cap", cap=_first_int(_IMAGE_CAP_PATTERNS, text))
     if status in (400, 422) and _CONTEXT_REFUSAL.search(text):
         return Limit("context_overflow", context=_first_int(_CTX_LIMIT, text),

@@ -57,7 +57,6 @@ FOOTPRINT = {"Pylon": 2, "SupplyDepot": 2, "SupplyDepotLowered": 2, "MissileTurr
              "BarracksReactor": 2, "FactoryReactor": 2, "StarportReactor": 2, "NydusCanal": 3,
              "BanelingNest": 3, "EvolutionChamber": 3}
 TOWN_HALL_SIZE = 5
-STAT_PERIOD_LOOPS = 160
 
 
 def is_town_hall(name: str) -> bool:
