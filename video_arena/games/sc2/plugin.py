@@ -398,9 +398,9 @@ class SC2Plugin(GamePlugin):
         mdl = V.load_model()
         return {"engine": ENGINE, "method": mdl["method"], "features": mdl["features"],
                 "folds": mdl["k"], "model_sha256": V.model_digest(mdl),
-                "value": "red's probability of winning from the last player-stats snapshot at or before the event "
-                         "and the bases standing then (logistic model, cross-fitted: the fold that holds this "
-                         "replay was left out of the fit); after the `win` row, the result (1 red, 0 blue)"}
+                "value": "red's probability of winning from the `features` of the last player-stats snapshot at or "
+                         "before the event and the game phase (logistic model, cross-fitted: the fold that holds "
+                         "this replay was left out of the fit); after the `win` row, the result (1 red, 0 blue)"}
 
     # -- video --
     def pace(self, record: dict[str, Any], rng: random.Random) -> Schedule:
