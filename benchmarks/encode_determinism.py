@@ -8,7 +8,9 @@ video of random noise at a random size, and counts the distinct SHA-256s of the 
 setting (`shipped` is video_arena.media.encode.X264_PARAMS; any other is an x264-params string on top
 of the preset) and picture size:
 
-    python benchmarks/encode_determinism.py [--rounds 1000] [--sizes 64x48,200x150] shipped me=dia:subme=1:aq-mode=0
+    python benchmarks/encode_determinism.py [--rounds 1000] [--sizes 64x48,200x150] [--preset P] shipped me=dia:subme=1:aq-mode=0
+
+(`--preset`, default the shipped one, is the x264 preset every setting runs on.)
 
 One distinct digest is the only good answer. tests/unit/test_encode.py runs the shipped settings.
 """
@@ -63,11 +65,15 @@ def interleaved_digests(rounds: int, x264_extra: str = E.X264_PARAMS, size: tupl
     return digests
 
 
+PRESET = E.PRESET
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("settings", nargs="*", default=["shipped"],
                     help="'shipped' or an x264-params string (default: shipped)")
     ap.add_argument("--rounds", type=int, default=1000)
+    ap.add_argument("--preset", default=E.PRESET, help=f"the x264 preset of every setting (default: shipped, {E.PRESET})")
     ap.add_argument("--sizes", default="64x48", help="comma-separated WxH, even numbers (default 64x48)")
     a = ap.parse_args(argv)
     if a.rounds < 1:
@@ -80,10 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--sizes: {a.sizes!r}: each WxH must be two even numbers of at least 16")
     from tqdm import tqdm
 
+    E.PRESET = a.preset
     worst = 1
     for setting in a.settings:
         extra = E.X264_PARAMS if setting == "shipped" else setting
-        label = f"shipped ({extra})" if setting == "shipped" else extra
+        label = f"{a.preset} " + (f"shipped ({extra})" if setting == "shipped" and a.preset == PRESET else extra)
         for size in sizes:
             with tqdm(total=a.rounds, desc=f"{size[0]}x{size[1]} {label}", leave=False, file=sys.stderr) as bar:
                 digests = interleaved_digests(a.rounds, extra, size, progress=lambda k: bar.update(1))

@@ -12,12 +12,16 @@ between cases a little, so the total is an estimate, said so in the output. The 
 compared with the game's manifest (bit-exact rebuild).
 
     python benchmarks/media_speed.py [--games chess,go] [--quick] [--whole-pictures]
+                                     [--compare-encoder PRESET[/X264_PARAMS]]
 
 The case is the median one by frame count (--quick: the shortest). --whole-pictures also encodes that
 case the plain way for a game whose frames are each drawn anew (a plugin with `frame_image`:
 gfootball): every frame's picture drawn whole and converted whole to yuv420p, against the plugin's
 `video` (one canvas redrawn round the sprites, converted round them); it prints the CPU ratio and
-whether the bytes are the same.
+whether the bytes are the same. --compare-encoder also renders that case with other x264 settings
+(a preset, and x264-params instead of the shipped ones, e.g. the former
+`veryfast/me=dia:subme=1:aq-mode=0:mbtree=0`) and prints the shipped settings' CPU and bytes as ratios
+to them (docs/CASES.md, "Encoder settings").
 """
 from __future__ import annotations
 
@@ -97,6 +101,24 @@ def measure_whole_pictures(game: str, case_id: str, tasks_root: Path) -> dict | 
         return {"cpu_s": cpu, "sha256": sha256_file(out)}
 
 
+def measure_other_encoder(game: str, case_id: str, tasks_root: Path, spec: str) -> dict:
+    """The case rendered as `build-cases --media-only` does, with the preset and x264-params of `spec`
+    (`PRESET[/X264_PARAMS]`) in place of the shipped ones: its CPU and bytes."""
+    from video_arena.cases import build as B
+    from video_arena.media import encode as E
+
+    preset, _, params = spec.partition("/")
+    saved = E.PRESET, dict(E.encode_mp4.__kwdefaults__)
+    E.PRESET, E.encode_mp4.__kwdefaults__["x264_extra"] = preset, params
+    try:
+        with tempfile.TemporaryDirectory(prefix="va-media-bench-") as tmp:
+            c0 = cpu_s()
+            summary = B.media_only_case(game, case_id, tasks_root, Path(tmp))
+            return {"spec": spec, "cpu_s": cpu_s() - c0, "bytes": summary["manifest"]["media_bytes"]}
+    finally:
+        E.PRESET, E.encode_mp4.__kwdefaults__ = saved[0], saved[1]
+
+
 def measure_real_run(games: list[str], tasks_root: Path | None = None) -> dict:
     """Every video of `games` re-rendered for real, as `build-cases --media-only` does (one pool on every
     core, the costliest cases first) into a temporary folder: wall time, the renderers' CPU per game, and
@@ -118,7 +140,7 @@ def measure_real_run(games: list[str], tasks_root: Path | None = None) -> dict:
 
 
 def measure(games: list[str] | None = None, tasks_root: Path | None = None, quick: bool = False,
-            log=print, whole_pictures: bool = False) -> dict:
+            log=print, whole_pictures: bool = False, compare_encoder: str | None = None) -> dict:
     from video_arena import paths
     from video_arena.cases.build import plugin_games
 
@@ -129,6 +151,8 @@ def measure(games: list[str] | None = None, tasks_root: Path | None = None, quic
             r = measure_game(g, root, quick)
             if whole_pictures and "skipped" not in r:
                 r["whole"] = measure_whole_pictures(g, r["case_id"], root)
+            if compare_encoder and "skipped" not in r:
+                r["other_encoder"] = measure_other_encoder(g, r["case_id"], root, compare_encoder)
         except Exception as exc:  # one game's renderer failing is a figure to report, not a crash
             r = {"game": g, "skipped": f"render failed: {type(exc).__name__}: {exc}"}
         results.append(r)
@@ -154,6 +178,10 @@ def line(r: dict) -> str:
         same = "the same bytes" if whole["sha256"] == r["sha256"] else "DIFFERENT bytes"
         out += (f"\n  {'':10s} every picture drawn and converted whole: {whole['cpu_s']:.1f} s CPU; the plugin's "
                 f"video takes {r['cpu_s'] / whole['cpu_s']:.2f} x that, {same}")
+    other = r.get("other_encoder")
+    if other:
+        out += (f"\n  {'':10s} with {other['spec']}: {other['cpu_s']:.1f} s CPU, {other['bytes'] / 1e6:.2f} MB; the shipped "
+                f"settings take {r['cpu_s'] / other['cpu_s']:.2f} x the CPU and {r['bytes'] / other['bytes']:.2f} x the bytes")
     return out
 
 
@@ -164,9 +192,14 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="the shortest case of each game")
     ap.add_argument("--whole-pictures", action="store_true",
                     help="also encode each frame drawn and converted whole (games with frame_image)")
+    ap.add_argument("--compare-encoder", metavar="PRESET[/X264_PARAMS]", default=None,
+                    help="also render the case with these x264 settings and print the ratios")
     a = ap.parse_args()
+    if a.compare_encoder is not None and not a.compare_encoder.partition("/")[0]:
+        ap.error("--compare-encoder needs a preset, e.g. veryfast/me=dia:subme=1:aq-mode=0:mbtree=0")
     print(f"media speed (load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, {os.cpu_count()} cores)")
-    m = measure(a.games.split(",") if a.games else None, a.tasks_root, a.quick, whole_pictures=a.whole_pictures)
+    m = measure(a.games.split(",") if a.games else None, a.tasks_root, a.quick, whole_pictures=a.whole_pictures,
+                compare_encoder=a.compare_encoder)
     print(f"all {m['videos']} videos, EXTRAPOLATED from one per game: {m['total_cpu_s_extrapolated']:.0f} s CPU; "
           f"on {GOAL_CORES} cores at best {m['two_core_s_extrapolated']:.0f} s = "
           f"{m['two_core_s_extrapolated'] / GOAL_S:.2f} x the goal ({GOAL_S:.0f} s)")

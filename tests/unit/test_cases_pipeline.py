@@ -350,7 +350,7 @@ def test_cli_progress_total_covers_every_planned_case_and_is_quiet_off_a_termina
 
 def test_media_carry_the_encoder_settings_the_manifest_records(toy):
     """x264 writes the options it really used into the stream (an SEI): they must be the chosen ones
-    (veryfast + me=dia:subme=1:aq-mode=0:mbtree=0, one thread, a keyframe every KEYFRAME_S s) and what
+    (ultrafast + aq-mode=0:mbtree=0, one thread, a keyframe every KEYFRAME_S s) and what
     manifest.json["encoder"] says, so a silently ignored option or a stale manifest fails here."""
     import re
 
@@ -367,7 +367,8 @@ def test_media_carry_the_encoder_settings_the_manifest_records(toy):
     m = re.search(rb"x264 - core \d+.*? options: ([^\x00\x80]+)", data)
     assert m, "no x264 options SEI in the file"
     opts = dict(kv.split("=", 1) for kv in m.group(1).decode("ascii").split() if "=" in kv)
-    assert opts["me"] == "dia" and opts["subme"] == "1"
+    assert E.PRESET == "ultrafast" and opts["me"] == "dia" and opts["subme"] == "0"   # ultrafast's search
+    assert opts["cabac"] == "0" and opts["bframes"] == "0"                         # ultrafast's coding
     assert opts["aq"] == "0" and opts["mbtree"] == "0"  # no adaptive quantization, no macroblock tree
     assert opts["threads"] == "1" and opts["lookahead_threads"] == "1" and opts["sliced_threads"] == "0"
     assert opts["keyint"] == str(E.KEYFRAME_S * plugin.fps) and opts["keyint_min"] == str(plugin.fps)

@@ -1,7 +1,7 @@
 """H.264 encoding with PyAV, bit-exact across rebuilds.
 
 One encoder path only (PyAV's bundled libx264; the ffmpeg CLI gives a different bitstream): libx264,
-preset veryfast with X264_PARAMS, crf 23, yuv420p, one thread, a keyframe at least every KEYFRAME_S
+preset ultrafast with X264_PARAMS, crf 23, yuv420p, one thread, a keyframe at least every KEYFRAME_S
 seconds, and the MP4 muxer with `fflags +bitexact` (no Lavf version tag), so the same positions and
 schedule give the same bytes on every rebuild, whatever else the process encoded before (docs/CASES.md,
 "Determinism"). The settings were chosen
@@ -18,14 +18,16 @@ import av
 import numpy as np
 
 CRF = 23
-PRESET = "veryfast"
-#: On top of the preset: diamond motion search and the cheapest subpixel refinement (a board moves
-#: nothing between events), no adaptive quantization (it takes bits from flat squares and gives them
-#: to edges; on drawn boards that only adds error), and no macroblock-tree rate control: with it, x264
+PRESET = "ultrafast"
+#: On top of the preset (which already turns both off; they are named so that a change of preset cannot
+#: turn them back on silently): no adaptive quantization (it takes bits from flat squares and gives them
+#: to edges; on drawn pictures that only adds error), and no macroblock-tree rate control: with it, x264
 #: sometimes coded a macroblock differently (same decoded pixels, other bytes) depending on what
 #: earlier encoders in the same process left in memory, so a rebuild was not always byte-identical
 #: (benchmarks/encode_determinism.py measures it; tests/unit/test_encode.py checks the shipped settings).
-X264_PARAMS = "me=dia:subme=1:aq-mode=0:mbtree=0"
+#: ultrafast rather than veryfast: 0.6-0.9x the CPU of a whole render at 1.1-1.4x the bytes, with the same
+#: fidelity (docs/CASES.md, "Encoder settings"; benchmarks/media_speed.py --compare-encoder measures it).
+X264_PARAMS = "aq-mode=0:mbtree=0"
 KEYFRAME_S = 120
 
 
