@@ -458,6 +458,24 @@ def test_harbor_protocol_b_agent_cannot_forge_an_agent_run_json(tree):
     assert r["cells"][c[0]]["status"] == "flagged"
 
 
+@pytest.mark.parametrize("over,named", [
+    ({"max_turns": [200]}, "max_turns: "),
+    ({"isolation": {"mode": {"kind": "bwrap"}}}, "isolation: "),
+    ({"toolkit": {"judge_version": ["1"]}}, "judge_version: "),
+])
+def test_a_condition_field_of_an_odd_type_is_named_never_a_traceback(tree, over, named):
+    """A run.json whose condition field holds a list or an object (hand-edited, or an older runner)
+    is a value like any other: the table is refused naming it, never a TypeError (unhashable)."""
+    tmp, tasks, ids = tree
+    res = tmp / "odd"
+    c = ids["chess"]
+    write_cell(res, b_run("chess", c[0], **over))
+    write_cell(res, b_run("chess", c[1], max_turns=200, isolation={"mode": "bwrap"}, toolkit={"judge_version": "1"}))
+    r = run_cli(tmp, res, tasks)
+    assert r["rc"] == 2 and named in r["err"], r["err"]
+    assert run_cli(tmp, res, tasks, "--allow-mixed")["rc"] == 0
+
+
 def test_sparse_2gb_answer_is_read_bounded(tree):
     """A 2 GB sparse answer.json: the scorer reads at most the judge's cap + 1 byte (max RSS of a child
     process far below the file), scores it 0.0 with a format error, and never hashes it whole."""
