@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,16 +109,32 @@ def text_head(path: Path | None, cap: int = TEXT_CAP) -> tuple[str | None, bool]
 
 
 def text_tail(path: Path | None, cap: int = TEXT_CAP) -> tuple[str | None, bool]:
+    """The last `cap` bytes of a regular file, never through a symlink (an agent's folder may hold one
+    pointing at a host file) and never blocking on a FIFO; (None, False) otherwise."""
     if path is None:
         return None, False
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            if size > cap:
-                fh.seek(size - cap)
-            data = fh.read(cap)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None, False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, False
+        size = st.st_size
+        os.lseek(fd, max(0, size - cap), os.SEEK_SET)
+        chunks, got = [], 0
+        while got < cap:
+            b = os.read(fd, min(1 << 20, cap - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        data = b"".join(chunks)
+    except OSError:
+        return None, False
+    finally:
+        os.close(fd)
     return data.decode("utf-8", "replace"), size > cap
 
 
