@@ -152,3 +152,15 @@ def test_turns_reported() -> None:
     assert turns_reported('{"type": "result", "num_turns": 12}') == 12
     assert turns_reported('{"turns": true}\n{"turns": "5"}\nturns: 9') is None
     assert turns_reported((TRANSCRIPTS / "claude_quoted_tool_output.jsonl").read_text()) == 4
+
+
+def test_deeply_nested_json_lines_never_raise() -> None:
+    # An agent controls its transcript: a line nested deeper than the JSON parser's recursion limit
+    # must be read as an unparsable line (like any other non-JSON text), not raise RecursionError
+    # (which stopped run_cell before it wrote run.json: the cell became missing, a free re-draw).
+    deep = '{"turns": ' + "[" * 100_000
+    agent_line = json.dumps({"role": "agent", "text": "x", "tool_calls": [
+        {"function": {"name": "bash", "arguments": "[" * 100_000}}]})
+    rec = audit_texts([("stdout", "\n".join([deep, agent_line, '{"role": "agent", "text": "hi"}']))])
+    assert rec["verdict"] == "clean" and rec["agent_messages"] >= 1
+    assert turns_reported(deep + '\n{"turns": 3}') == 3

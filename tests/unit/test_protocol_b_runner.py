@@ -300,6 +300,17 @@ def test_two_workers_two_cells(tmp_path: Path) -> None:
     assert a["n_rows"] == b["n_rows"] == 2 and a["sandbox"] != b["sandbox"]
 
 
+def test_deeply_nested_transcript_line_still_records_the_cell(tmp_path: Path) -> None:
+    # The agent prints a JSON line nested past the parser's recursion limit: the cell ran and must be
+    # recorded (run.json, scored on its answer), never turned into a missing cell that resume re-draws.
+    script = tmp_path / "deep.py"
+    script.write_text("print('{' + chr(34) + 'turns' + chr(34) + ': ' + '[' * 100000)\n", encoding="utf-8")
+    rc, out = run_b(tmp_path, f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}")
+    rec = record(out)
+    assert rc == 0 and (rec["stop_reason"], rec["answer_state"]) == ("completed", "never_wrote")
+    assert rec["turns_used"] is None and rec["audit"]["verdict"] in ("clean", "unaudited")
+
+
 def test_unknown_game_is_a_usage_error(tmp_path: Path) -> None:
     rc, _ = run_b(tmp_path, agent("writer.py"), "--games", "nosuchgame")
     assert rc == 2

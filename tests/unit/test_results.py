@@ -117,3 +117,23 @@ def test_write_answer_keeps_collected_bytes_exactly(tmp_path):
     R.write_answer(tmp_path, {"events": []})
     assert json.loads((tmp_path / "answer.json").read_text()) == {"events": []}
     assert isinstance(R.cell_dir(Path("x"), "g", "c"), Path)
+
+
+def test_attempt_history_survives_a_deleted_attempts_folder(tmp_path):
+    """The run record carries the history: after attempts/ is deleted, the next re-run still numbers
+    its attempt after every earlier one and still lists those that ran (re-draws are never hidden)."""
+    cdir = tmp_path / "chess" / "Fx7kQ2aB"
+    cdir.mkdir(parents=True)
+    R.write_run(cdir, rec(attempt=1, previous_attempts=[]))
+    for _ in range(2):  # attempts 2 and 3, each after one that ran
+        att = R.start_attempt(cdir, (R.RUN_FILE, R.ANSWER_FILE))
+        R.write_run(cdir, rec(**att.record_keys()))
+    assert att.n == 3 and len(R.redraws_of(R.read_run(cdir)[0])) == 2
+    import shutil
+    shutil.rmtree(cdir / R.ATTEMPTS_DIR)
+    att = R.start_attempt(cdir, (R.RUN_FILE, R.ANSWER_FILE))
+    R.write_run(cdir, rec(**att.record_keys()))
+    got = R.read_run(cdir)[0]
+    assert att.n == 4 and [p["attempt"] for p in got.extras["previous_attempts"]] == [1, 2, 3]
+    assert len(R.redraws_of(got)) == 3
+    assert (cdir / R.ATTEMPTS_DIR / "3" / R.RUN_FILE).is_file()  # the files moved keep their number

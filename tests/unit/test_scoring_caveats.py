@@ -437,6 +437,45 @@ def test_harbor_protocol_a_trial_reads_its_agent_run_json(tree):
     assert r["cells"][c[1]]["status"] == "corrupt"
 
 
+def test_harbor_protocol_b_agent_cannot_forge_an_agent_run_json(tree):
+    """A Protocol B trial's agent has a shell in the container and /logs/agent is its to write: an
+    agent/run.json there is not the Protocol A agent's record.  It must not replace the audit of the
+    transcript (a forged clean verdict), nor name an answer digest that makes the cell corrupt."""
+    tmp, tasks, ids = tree
+    job = make_job(tmp / "jobs", "forged")
+    c = ids["chess"]
+    d0 = trial(job, "chess", c[0], ORACLE)
+    (d0 / "agent" / "trajectory.json").write_text(json.dumps(_atif(["pip install opencv-python", "ls"])))
+    (d0 / "agent" / "run.json").write_text(json.dumps(b_run("chess", c[0], turns_used=1, max_turns=500)))
+    d1 = trial(job, "chess", c[1], HALF)
+    (d1 / "agent" / "trajectory.json").write_text(json.dumps(_atif(["ls"])))
+    (d1 / "agent" / "run.json").write_text(json.dumps(a_run("chess", c[1], answer_sha256="0" * 64)))
+    r = run_cli(tmp, job, tasks)
+    assert r["rc"] == 0, r["err"]
+    assert (r["cells"][c[0]]["audit_verdict"], r["cells"][c[0]]["turns_used"]) == ("flagged", "2")
+    assert r["cells"][c[1]]["status"] == "scored" and r["cells"][c[1]]["audit_verdict"] == "clean"
+    r = run_cli(tmp, job, tasks, "--exclude-flagged")
+    assert r["cells"][c[0]]["status"] == "flagged"
+
+
+@pytest.mark.parametrize("over,named", [
+    ({"max_turns": [200]}, "max_turns: "),
+    ({"isolation": {"mode": {"kind": "bwrap"}}}, "isolation: "),
+    ({"toolkit": {"judge_version": ["1"]}}, "judge_version: "),
+])
+def test_a_condition_field_of_an_odd_type_is_named_never_a_traceback(tree, over, named):
+    """A run.json whose condition field holds a list or an object (hand-edited, or an older runner)
+    is a value like any other: the table is refused naming it, never a TypeError (unhashable)."""
+    tmp, tasks, ids = tree
+    res = tmp / "odd"
+    c = ids["chess"]
+    write_cell(res, b_run("chess", c[0], **over))
+    write_cell(res, b_run("chess", c[1], max_turns=200, isolation={"mode": "bwrap"}, toolkit={"judge_version": "1"}))
+    r = run_cli(tmp, res, tasks)
+    assert r["rc"] == 2 and named in r["err"], r["err"]
+    assert run_cli(tmp, res, tasks, "--allow-mixed")["rc"] == 0
+
+
 def test_sparse_2gb_answer_is_read_bounded(tree):
     """A 2 GB sparse answer.json: the scorer reads at most the judge's cap + 1 byte (max RSS of a child
     process far below the file), scores it 0.0 with a format error, and never hashes it whole."""

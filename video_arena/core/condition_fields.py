@@ -44,6 +44,14 @@ def digest(obj: Any) -> str:
     return sha256_text(data)[:12]
 
 
+def _value(v: Any) -> Any:
+    """A recorded value as compared: a scalar as is, a list or an object as its JSON text (a record is
+    data: an odd type is a value that differs, never an unhashable TypeError in the tally)."""
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
 def _get(d: Any, *keys: str) -> Any:
     for k in keys:
         if not isinstance(d, dict) or k not in d:
@@ -61,23 +69,24 @@ def condition_of(run: dict[str, Any]) -> dict[str, Any]:
         for f in ("max_tokens", "temperature", "enable_thinking"):
             v = rp.get(f, run.get(f, ABSENT))
             if v is not ABSENT:
-                out[f] = float(v) if f == "temperature" and isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                out[f] = float(v) if f == "temperature" and isinstance(v, (int, float)) and not isinstance(v, bool) \
+                    else _value(v)
         eb = rp.get("extra_body")
         out["extra_body_sha256"] = digest(eb) if eb else "none"
     if proto == "B":
         for f in ("max_turns", "timeout_min"):
             if f in run:
-                out[f] = run[f]
+                out[f] = _value(run[f])
         if "agent_cmd" in run:
             out["agent_cmd_sha256"] = digest(run["agent_cmd"])
         iso = run.get("isolation")
         if isinstance(iso, dict) and "mode" in iso:
-            out["isolation"] = iso["mode"]
+            out["isolation"] = _value(iso["mode"])
         elif isinstance(iso, str):
             out["isolation"] = iso
     jv = _get(run, "toolkit", "judge_version")
     if jv is not ABSENT and jv is not None:
-        out["judge_version"] = jv
+        out["judge_version"] = _value(jv)
     return out
 
 
@@ -92,7 +101,7 @@ def harbor_condition(trial_config: dict[str, Any] | None) -> dict[str, Any]:
         kept = {k: v for k, v in kwargs.items() if k not in _KWARGS_IGNORED}
         out["agent_kwargs_sha256"] = digest(kept)
         if "max_turns" in kwargs:
-            out["max_turns"] = kwargs["max_turns"]
+            out["max_turns"] = _value(kwargs["max_turns"])
     for k in ("override_timeout_sec", "max_timeout_sec"):
         if agent.get(k) is not None:
             out["timeout_min"] = float(agent[k]) / 60

@@ -169,15 +169,26 @@ def start_attempt(cdir: str | os.PathLike, run_files: tuple[str, ...]) -> Attemp
         if hist.is_dir() else []
     left = [cdir / name for name in dict.fromkeys((RUN_FILE, ANSWER_FILE, *run_files))
             if os.path.lexists(cdir / name)]
+    # The record being moved names its own number and history: kept even when attempts/ was emptied
+    # (a re-draw must never disappear from the next record because its folder did).
+    cur = read_run(cdir)[0] if left else None
+    cur_n = cur.extras.get("attempt") if cur is not None else None
+    cur_n = cur_n if isinstance(cur_n, int) and not isinstance(cur_n, bool) and cur_n > 0 else 0
+    recorded = cur.extras.get("previous_attempts") if cur is not None else None
+    recorded = {p["attempt"]: p for p in recorded if isinstance(p, dict) and isinstance(p.get("attempt"), int)
+                and not isinstance(p.get("attempt"), bool)} if isinstance(recorded, list) else {}
     if left:
-        n_prev = (earlier[-1][0] if earlier else 0) + 1
+        n_prev = max((earlier[-1][0] if earlier else 0) + 1, cur_n, max(recorded, default=0) + 1)
         dest = hist / str(n_prev)
         dest.mkdir(parents=True)
         for p in left:
             os.replace(p, dest / p.name)
         earlier.append((n_prev, dest))
-    previous = [_attempt_summary(n, p) for n, p in earlier]
-    return Attempt(n=(earlier[-1][0] + 1) if earlier else 1, previous=previous)
+    kept = {n for n, _ in earlier}
+    previous = sorted([_attempt_summary(n, p) for n, p in earlier]
+                      + [dict(p, files="not kept") for n, p in recorded.items() if n not in kept],
+                      key=lambda p: p["attempt"])
+    return Attempt(n=(previous[-1]["attempt"] + 1) if previous else 1, previous=previous)
 
 
 def redraws_of(record: RunRecord) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,9 @@ def cell_files(system: S.SystemScore, cell: S.Cell) -> CellFiles:
             logs = sorted(p for p in agent.rglob("*") if p.is_file() and p.suffix in (".txt", ".log")
                           and p.name not in ("reply.txt", "prompt.txt", "reasoning.txt")) + logs
         return CellFiles(dir=d, answer=t.answer_path,
-                         run=agent / R.RUN_FILE if (agent / R.RUN_FILE).is_file() else None,
+                         # a Protocol A trial's agent/run.json is the toolkit's record; any other agent
+                         # wrote its agent/ folder itself (the scorer's rule, harbor_jobs.trial_caveats)
+                         run=agent / R.RUN_FILE if cell.protocol == "A" and (agent / R.RUN_FILE).is_file() else None,
                          harbor_result=t.result_path, reply=_opt(agent / "reply.txt"),
                          prompt=_opt(agent / "prompt.txt"), receipt=_opt(agent / "receipt.json"),
                          frames_dir=agent / "frames" if (agent / "frames").is_dir() else None, logs=logs[:8])
@@ -108,16 +111,32 @@ def text_head(path: Path | None, cap: int = TEXT_CAP) -> tuple[str | None, bool]
 
 
 def text_tail(path: Path | None, cap: int = TEXT_CAP) -> tuple[str | None, bool]:
+    """The last `cap` bytes of a regular file, never through a symlink (an agent's folder may hold one
+    pointing at a host file) and never blocking on a FIFO; (None, False) otherwise."""
     if path is None:
         return None, False
     try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            if size > cap:
-                fh.seek(size - cap)
-            data = fh.read(cap)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None, False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, False
+        size = st.st_size
+        os.lseek(fd, max(0, size - cap), os.SEEK_SET)
+        chunks, got = [], 0
+        while got < cap:
+            b = os.read(fd, min(1 << 20, cap - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        data = b"".join(chunks)
+    except OSError:
+        return None, False
+    finally:
+        os.close(fd)
     return data.decode("utf-8", "replace"), size > cap
 
 

@@ -116,7 +116,7 @@ def _strings(value: Any) -> Iterator[str]:
             try:
                 yield from _strings(json.loads(s))
                 return
-            except ValueError:
+            except (ValueError, RecursionError):  # nested past the parser's limit: read as text
                 pass
         yield value
     elif isinstance(value, dict):
@@ -209,7 +209,7 @@ def iter_segments(text: str, stream: str = "stdout", stats: dict | None = None) 
         if line.startswith("{"):
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # the agent writes this text: never raise on it
                 obj = None
         if isinstance(obj, dict):
             st["json_lines"] += 1
@@ -307,7 +307,7 @@ def turns_reported(text: str) -> int | None:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(obj, dict):
             continue

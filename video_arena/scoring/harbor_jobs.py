@@ -124,13 +124,15 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
     one); any other agent's trajectory gets Protocol B's egress audit and its turns counted.  Returns
     the agent's run record when there is one."""
     agent = trial.agent_dir
-    rec, err = trial.agent_run()
+    # Only a Protocol A task's agent/run.json is the Protocol A agent's record (written from the host).
+    # Any other agent has a shell in the container and /logs/agent is its to write: a run.json there
+    # could forge a clean audit, a turn count or an answer digest, so its transcript is audited instead.
+    # The protocol is the task's (verifier/judge.json, the dataset's case.json), never the file's own.
+    rec, err = trial.agent_run() if cell.protocol == "A" else (None, "")
     if err:
         cell.warnings.append(f"trial {trial.dir.name}: agent/{err}")
     harbor_cond = CF.harbor_condition(trial.trial_config())
     if rec is not None:
-        if cell.protocol is None and rec.protocol:
-            cell.protocol = rec.protocol
         CV.read_run_caveats(cell, rec.as_read())
         CV.read_run_conduct(cell, rec.as_read())
         S.read_attempts(cell, rec, None)
