@@ -477,8 +477,12 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
         for fname, text in adapter_files(name, version, marker, tasks, sizes, runs, git_url, licences).items():
             (target / fname).write_text(text, encoding="utf-8")
         _git(work, "add", "-A")
+        # the tasks whatever ignore rules say (a .gitignore inside a task, the user's global excludes file),
+        # with their executable bits and their bytes as they are
+        _git(work, "-c", "core.fileMode=true", "-c", "core.autocrlf=false", "add", "--force", "--", rel_base.as_posix())
         _git(work, "commit", "-q", "-m", f"publish {name}@{version}: {len(tasks)} Protocol {protocol} tasks")
         commit = _git(work, "rev-parse", "HEAD")
+        _check_commit(work, commit, rel_base, target)
         from harbor.models.registry import DatasetSpec
 
         entry = {"name": name, "version": version,
@@ -506,6 +510,35 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
     return Published(repo=out, name=name, version=version, git_url=git_url, commit=commit,
                      registry_commit=registry_commit, tasks=tasks, bytes_total=total, bytes_media=media,
                      protocol=protocol, runs=runs, seconds=time.monotonic() - t0)
+
+
+def _check_commit(repo: Path, commit: str, rel_base: Path, target: Path) -> None:
+    """The commit the registry rows will name holds exactly the files copied from the validated dataset,
+    byte for byte and with their executable bits: what Harbor clones is what was validated."""
+    listing = _git(repo, "ls-tree", "-r", "-z", commit, "--", rel_base.as_posix())
+    committed = {}
+    for entry in filter(None, listing.split("\0")):
+        meta, path = entry.split("\t", 1)
+        mode, _kind, blob = meta.split()
+        committed[path] = (mode, blob)
+    files = sorted(p for p in target.rglob("*") if p.is_file() and not p.is_symlink())
+    rels = [(rel_base / p.relative_to(target)).as_posix() for p in files]
+    p = subprocess.run(["git", "-C", str(repo), "hash-object", "--no-filters", "--stdin-paths"],
+                       input="".join(f"{f}\n" for f in files), capture_output=True, text=True)
+    blobs = p.stdout.split()
+    if p.returncode != 0 or len(blobs) != len(files):
+        raise PublishError(f"git hash-object failed in {repo}: {(p.stderr.strip().splitlines() or ['no output'])[-1]}")
+    for f, rel, blob in zip(files, rels, blobs):
+        mode = "100755" if os.stat(f).st_mode & 0o100 else "100644"
+        got = committed.pop(rel, None)
+        if got != (mode, blob):
+            why = "is not in it" if got is None else ("differs in mode" if got[1] == blob else "has other bytes")
+            raise PublishError(f"the commit to publish would not be the validated dataset: {rel} {why} "
+                               f"(git ignore or attribute rules, e.g. a .gitignore or .gitattributes in the task); "
+                               "nothing published")
+    if committed:
+        raise PublishError(f"the commit to publish holds {sorted(committed)[0]}, which the dataset does not; "
+                           "nothing published")
 
 
 def _check_registry(path: Path, name: str, version: str, n_tasks: int) -> None:
