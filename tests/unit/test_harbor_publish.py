@@ -212,3 +212,47 @@ def test_a_commit_that_would_differ_from_the_dataset_is_refused(tmp_path, capsys
     rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(repo), "--no-validate"], capsys)
     assert rc == 2 and "case.json" in err and len(err.strip().splitlines()) == 1, err
     assert not repo.exists()
+
+
+def _first_task(ds: Path) -> Path:
+    return sorted(p for p in ds.iterdir() if p.is_dir())[0]
+
+
+def _marker_tasks_not_a_list(ds: Path, tmp: Path) -> list[str]:
+    m = ds / S.DATASET_MARKER
+    doc = json.loads(m.read_text())
+    doc["tasks"] = 5
+    m.write_text(json.dumps(doc))
+    return []
+
+
+def _case_json_a_list(ds: Path, tmp: Path) -> list[str]:
+    (_first_task(ds) / "tests" / "case.json").write_text("[]")
+    return []
+
+
+def _job_config_a_list(ds: Path, tmp: Path) -> list[str]:
+    job = tmp / "job"
+    job.mkdir()
+    (job / "config.json").write_text("[]")
+    return ["--jobs", str(job)]
+
+
+def _trial_verifier_result_a_string(ds: Path, tmp: Path) -> list[str]:
+    job = tmp / "job"
+    (job / "t1").mkdir(parents=True)
+    (job / "config.json").write_text(json.dumps({"agents": [{"name": "oracle"}]}))
+    (job / "t1" / "result.json").write_text(json.dumps({"task_name": f"{S.TASK_ORG}/{_first_task(ds).name}",
+                                                        "verifier_result": "oops"}))
+    return ["--jobs", str(job)]
+
+
+@pytest.mark.parametrize("damage", [_marker_tasks_not_a_list, _case_json_a_list, _job_config_a_list,
+                                    _trial_verifier_result_a_string])
+def test_damaged_inputs_are_one_line_errors_not_tracebacks(damage, tmp_path, capsys):
+    ds = _dataset(tmp_path)
+    extra = damage(ds, tmp_path)
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo"), "--no-validate",
+                           "--tasks-root", str(TREE), *extra], capsys)
+    assert rc == 2 and err.startswith("publish: error:") and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "repo").exists()

@@ -108,6 +108,8 @@ def check_publishable(dataset: Path, marker: dict[str, Any], allow_unpinned: boo
                            "push), regenerate with --base-image REGISTRY/NAME@sha256:..., or pass "
                            "--allow-unpinned for a registry used only where that tag is the same image")
     names = []
+    if not isinstance(marker.get("tasks") or [], list):
+        raise PublishError(f"{dataset}: the marker's tasks are not a list")
     for task in marker.get("tasks") or []:
         if not isinstance(task, str) or not task.startswith(S.TASK_ORG + "/"):
             raise PublishError(f"{dataset}: the marker lists a task {task!r} that is not {S.TASK_ORG}/<game>-<case>")
@@ -127,6 +129,8 @@ def check_publishable(dataset: Path, marker: dict[str, Any], allow_unpinned: boo
             doc = json.loads(case.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise PublishError(f"{case} is unreadable: {exc}") from None
+        if not isinstance(doc, dict):
+            raise PublishError(f"{case} is not a JSON object")
         links = [p for p in (dataset / name).rglob("*") if p.is_symlink()]
         if links:
             raise PublishError(f"{links[0]} is a symbolic link; a published task holds only regular files")
@@ -166,6 +170,8 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
         cfg = json.loads((job / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise PublishError(f"{job}/config.json is unreadable: {exc}") from None
+    if not isinstance(cfg, dict):
+        raise PublishError(f"{job}/config.json is not a Harbor job config (a JSON object)")
     agents = [a.get("name") or a.get("import_path") or "?" for a in cfg.get("agents") or [] if isinstance(a, dict)]
     trials = []
     for rfile in sorted(job.glob("*/result.json")):
@@ -174,8 +180,10 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
         except (OSError, ValueError) as exc:  # skipping it would understate n_trials in parity_experiment.json
             raise PublishError(f"{rfile} is unreadable ({exc}); a job still running, or a damaged trial: "
                                f"publish only finished jobs") from None
-        if not isinstance(res, dict):
-            raise PublishError(f"{rfile} is not a Harbor trial result (a JSON object)")
+        if not isinstance(res, dict) or not isinstance(res.get("verifier_result") or {}, dict) \
+                or not isinstance((res.get("verifier_result") or {}).get("rewards") or {}, dict):
+            raise PublishError(f"{rfile} is not a Harbor trial result (a JSON object, its verifier_result and "
+                               f"rewards objects)")
         tname = str(res.get("task_name") or "")
         if tname.split("/", 1)[-1] not in task_names:
             raise PublishError(f"{job}: trial {rfile.parent.name} ran {tname!r}, not a task of this dataset")
