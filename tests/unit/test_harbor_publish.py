@@ -165,3 +165,94 @@ def test_a_job_with_an_unreadable_trial_result_is_refused(tmp_path, capsys):
                            "--jobs", str(job)], capsys)
     assert rc == 2 and "t2/result.json is unreadable" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "repo").exists()
+
+
+def _committed(repo: Path, rev: str, rel: str) -> dict[str, str]:
+    """{path: blob} of a commit's tree under rel."""
+    out = subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", rev, "--", rel], capture_output=True,
+                         text=True, check=True).stdout
+    return {line.split("\t", 1)[1]: line.split()[2] for line in out.splitlines()}
+
+
+@pytest.mark.parametrize("how", ["task-gitignore", "global-excludes"])
+def test_the_published_commit_holds_every_file_of_the_validated_tasks(how, tmp_path, capsys, monkeypatch):
+    """Git ignore rules (a .gitignore inside a task folder, which the validator does not look at, or the
+    user's own global excludes file) must not drop a task's video or ground truth from the commit the
+    registry rows name: the published tasks are byte copies of the validated ones."""
+    ds = _dataset(tmp_path)
+    first = sorted(p for p in ds.iterdir() if p.is_dir())[0]
+    if how == "task-gitignore":
+        (first / ".gitignore").write_text("match.mp4\ngt.json\n")
+    else:
+        excludes = tmp_path / "global-ignore"
+        excludes.write_text("*.mp4\n")
+        cfg = tmp_path / "gitconfig"
+        cfg.write_text(f"[core]\n\texcludesFile = {excludes}\n")
+        monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(cfg))
+    repo = tmp_path / "repo"
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(repo), "--tasks-root", str(TREE)], capsys)
+    assert rc == 0, err
+    rows = json.loads((repo / "registry.json").read_text())
+    for t in rows[0]["tasks"]:
+        files = _committed(repo, t["git_commit_id"], t["path"])
+        local = ds / Path(t["path"]).name
+        want = sorted(f"{t['path']}/{p.relative_to(local).as_posix()}" for p in local.rglob("*") if p.is_file())
+        assert sorted(files) == want
+
+
+def test_a_commit_that_would_differ_from_the_dataset_is_refused(tmp_path, capsys):
+    """A task's .gitattributes that makes git rewrite a file on commit (end-of-line conversion) would
+    publish other bytes than the validated ones: refused, one line, nothing written."""
+    ds = _dataset(tmp_path)
+    first = sorted(p for p in ds.iterdir() if p.is_dir())[0]
+    (first / ".gitattributes").write_text("*.json text eol=lf\n")
+    case = first / "tests" / "case.json"
+    case.write_bytes(case.read_bytes().replace(b"\n", b"\r\n"))
+    repo = tmp_path / "repo"
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(repo), "--no-validate"], capsys)
+    assert rc == 2 and "case.json" in err and len(err.strip().splitlines()) == 1, err
+    assert not repo.exists()
+
+
+def _first_task(ds: Path) -> Path:
+    return sorted(p for p in ds.iterdir() if p.is_dir())[0]
+
+
+def _marker_tasks_not_a_list(ds: Path, tmp: Path) -> list[str]:
+    m = ds / S.DATASET_MARKER
+    doc = json.loads(m.read_text())
+    doc["tasks"] = 5
+    m.write_text(json.dumps(doc))
+    return []
+
+
+def _case_json_a_list(ds: Path, tmp: Path) -> list[str]:
+    (_first_task(ds) / "tests" / "case.json").write_text("[]")
+    return []
+
+
+def _job_config_a_list(ds: Path, tmp: Path) -> list[str]:
+    job = tmp / "job"
+    job.mkdir()
+    (job / "config.json").write_text("[]")
+    return ["--jobs", str(job)]
+
+
+def _trial_verifier_result_a_string(ds: Path, tmp: Path) -> list[str]:
+    job = tmp / "job"
+    (job / "t1").mkdir(parents=True)
+    (job / "config.json").write_text(json.dumps({"agents": [{"name": "oracle"}]}))
+    (job / "t1" / "result.json").write_text(json.dumps({"task_name": f"{S.TASK_ORG}/{_first_task(ds).name}",
+                                                        "verifier_result": "oops"}))
+    return ["--jobs", str(job)]
+
+
+@pytest.mark.parametrize("damage", [_marker_tasks_not_a_list, _case_json_a_list, _job_config_a_list,
+                                    _trial_verifier_result_a_string])
+def test_damaged_inputs_are_one_line_errors_not_tracebacks(damage, tmp_path, capsys):
+    ds = _dataset(tmp_path)
+    extra = damage(ds, tmp_path)
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo"), "--no-validate",
+                           "--tasks-root", str(TREE), *extra], capsys)
+    assert rc == 2 and err.startswith("publish: error:") and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "repo").exists()

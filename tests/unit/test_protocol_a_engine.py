@@ -481,3 +481,40 @@ def test_run_records_carry_the_toolkit_provenance(tree, cache, server, tmp_path)
     r = rec(out)
     assert r["answer_state"] == "answered" and r["toolkit"] == toolkit_provenance()
     assert set(r["toolkit"]) >= {"toolkit_version", "judge_version", "git_commit", "git_dirty"}
+
+
+def _failed_generation(tree, how: str) -> dict:
+    """A 200 whose generation failed part-way on the server's side, with the text made so far (the model
+    would have answered the whole oracle): vLLM's finish_reason "abort", OpenRouter's "error" (its docs:
+    an error while the model produces the output comes back with status 200, in the body)."""
+    partial = oracle_reply(tree, SHORT)
+    if how in ("error", "abort"):
+        return {"content": partial, "finish_reason": how}
+    body = {"id": "gen-1", "object": "chat.completion", "model": "test-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": partial}, "finish_reason": None}],
+            "error": {"code": 502, "message": "upstream provider error mid-generation"}}
+    return {"raw": json.dumps(body), "content_type": "application/json"}
+
+
+@pytest.mark.parametrize("how", ["error", "abort", "error-object"])
+def test_a_generation_the_server_failed_is_never_scored_as_the_models_answer(how, tree, cache, server, tmp_path):
+    """Whatever text a failed generation carries is not the model's answer: a transport error (retried,
+    then missing), never a scored cell (silent success, or 0.0 when the text is cut before the JSON)."""
+    server.script(*[_failed_generation(tree, how)] * 4)
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert [a.get("error") for a in r["attempts"]] == ["bad_reply"] * 4
+    assert r["stop_reason"] == "harness_error" and r["answer_state"] is None
+    assert not (cell(out) / "answer.json").exists()
+
+
+def test_a_failed_generation_then_a_good_one_is_answered(tree, cache, server, tmp_path):
+    server.script(_failed_generation(tree, "error"), {"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert [a.get("error") for a in r["attempts"]] == ["bad_reply", None]
+    assert "finish_reason 'error'" in r["attempts"][0]["message"]
+    assert r["stop_reason"] == "stop" and r["answer_state"] == "answered"
+    assert verify_cell(cell(out), tree) == (True, "ok")

@@ -213,3 +213,62 @@ def test_a_gateway_413_page_steps_jpeg_q(tree, cache, server, tmp_path):
     sizes = [sum(len(base64.b64decode(p["image_url"]["url"].split(",", 1)[1]))
                  for p in q["body"]["messages"][-1]["content"] if p["type"] == "image_url") for q in server.requests]
     assert sizes[0] > sizes[1] > sizes[2]
+
+
+# vLLM V1: the engine's input processor, once the images are expanded into their tokens
+# (vllm/v1/engine/processor.py, Processor._validate_model_input; the multimodal suggestion appended): what a
+# multimodal model answers when the stills, not the text, overflow the context
+VLLM_DECODER = ("The decoder prompt (length 90000) is longer than the maximum model length of 80000. Make sure that "
+                "`max_model_len` is no smaller than the number of text tokens plus multimodal tokens. For image "
+                "inputs, the number of image tokens depends on the number of images, and possibly their aspect "
+                "ratios as well.")
+# vLLM's current serving check (renderer): the completion and the (lower bound of the) prompt stated
+VLLM_CTX_REQUESTED = ("This model's maximum context length is 8192 tokens. However, you requested 64 output tokens "
+                      "and your prompt contains at least 8129 input tokens, for a total of at least 8193 tokens. "
+                      "Please reduce the length of the input prompt or the number of requested output tokens.")
+
+
+@pytest.mark.parametrize("text,numbers", [
+    (VLLM_DECODER, {"context": 80000, "prompt_tokens": 90000}),
+    (VLLM_CTX_REQUESTED, {"context": 8192, "prompt_tokens": 8129, "completion_tokens": 64}),
+    (VLLM_CTX_REQUESTED.replace("at least ", ""), {"context": 8192, "prompt_tokens": 8129, "completion_tokens": 64}),
+])
+def test_classify_vllm_engine_and_renderer_overflows(text, numbers):
+    lim = SL.classify(400, text)
+    assert lim is not None and lim.kind == "context_overflow", lim
+    for k, v in numbers.items():
+        assert getattr(lim, k) == v, (k, lim)
+
+
+def _vllm_v1_engine(tree, max_images_that_fit: int):
+    """A vLLM V1 server whose serving layer lets the request through and whose engine refuses it once the
+    images are counted: the decoder-prompt text, as a 400 BadRequestError."""
+    def act(body):
+        n = count_images(body)
+        if n > max_images_that_fit:
+            msg = VLLM_DECODER.replace("90000", str(400 * n)).replace("80000", str(400 * max_images_that_fit))
+            return {"status": 400, "body": {"error": {"message": msg, "type": "BadRequestError", "param": None,
+                                                      "code": 400}}}
+        return {"content": oracle_reply(tree, LONG)}
+    return act
+
+
+def test_a_vllm_engine_overflow_is_a_context_overflow_not_a_harness_error(tree, cache, server, tmp_path):
+    server.default = _vllm_v1_engine(tree, 100)
+    out = tmp_path / "o"
+    assert run_long(tree, cache, server, out)[0] == 0
+    r = rec(out)
+    assert n_images(server) == [256] and r["stop_reason"] == "context_overflow"
+    assert r["attempts"][0]["error"] == "context_overflow"
+
+
+def test_a_vllm_engine_overflow_degrades_when_told(tree, cache, server, tmp_path):
+    server.default = _vllm_v1_engine(tree, 100)
+    out = tmp_path / "o"
+    rc, t = run_long(tree, cache, server, out, "--on-overflow", "degrade", "--max-tokens", "1000")
+    assert rc == 0
+    r = rec(out)
+    counts = n_images(server)
+    assert counts[0] == 256 and counts[-1] <= 100 and r["answer_state"] == "answered"
+    assert r["frames_used"] == counts[-1] and all(d["kind"] == "max_frames" for d in r["degradations"])
+    assert verify_cell(out / "chess" / LONG, t) == (True, "ok")

@@ -108,6 +108,8 @@ def check_publishable(dataset: Path, marker: dict[str, Any], allow_unpinned: boo
                            "push), regenerate with --base-image REGISTRY/NAME@sha256:..., or pass "
                            "--allow-unpinned for a registry used only where that tag is the same image")
     names = []
+    if not isinstance(marker.get("tasks") or [], list):
+        raise PublishError(f"{dataset}: the marker's tasks are not a list")
     for task in marker.get("tasks") or []:
         if not isinstance(task, str) or not task.startswith(S.TASK_ORG + "/"):
             raise PublishError(f"{dataset}: the marker lists a task {task!r} that is not {S.TASK_ORG}/<game>-<case>")
@@ -127,6 +129,8 @@ def check_publishable(dataset: Path, marker: dict[str, Any], allow_unpinned: boo
             doc = json.loads(case.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise PublishError(f"{case} is unreadable: {exc}") from None
+        if not isinstance(doc, dict):
+            raise PublishError(f"{case} is not a JSON object")
         links = [p for p in (dataset / name).rglob("*") if p.is_symlink()]
         if links:
             raise PublishError(f"{links[0]} is a symbolic link; a published task holds only regular files")
@@ -166,6 +170,8 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
         cfg = json.loads((job / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise PublishError(f"{job}/config.json is unreadable: {exc}") from None
+    if not isinstance(cfg, dict):
+        raise PublishError(f"{job}/config.json is not a Harbor job config (a JSON object)")
     agents = [a.get("name") or a.get("import_path") or "?" for a in cfg.get("agents") or [] if isinstance(a, dict)]
     trials = []
     for rfile in sorted(job.glob("*/result.json")):
@@ -174,8 +180,10 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
         except (OSError, ValueError) as exc:  # skipping it would understate n_trials in parity_experiment.json
             raise PublishError(f"{rfile} is unreadable ({exc}); a job still running, or a damaged trial: "
                                f"publish only finished jobs") from None
-        if not isinstance(res, dict):
-            raise PublishError(f"{rfile} is not a Harbor trial result (a JSON object)")
+        if not isinstance(res, dict) or not isinstance(res.get("verifier_result") or {}, dict) \
+                or not isinstance((res.get("verifier_result") or {}).get("rewards") or {}, dict):
+            raise PublishError(f"{rfile} is not a Harbor trial result (a JSON object, its verifier_result and "
+                               f"rewards objects)")
         tname = str(res.get("task_name") or "")
         if tname.split("/", 1)[-1] not in task_names:
             raise PublishError(f"{job}: trial {rfile.parent.name} ran {tname!r}, not a task of this dataset")
@@ -477,8 +485,12 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
         for fname, text in adapter_files(name, version, marker, tasks, sizes, runs, git_url, licences).items():
             (target / fname).write_text(text, encoding="utf-8")
         _git(work, "add", "-A")
+        # the tasks whatever ignore rules say (a .gitignore inside a task, the user's global excludes file),
+        # with their executable bits and their bytes as they are
+        _git(work, "-c", "core.fileMode=true", "-c", "core.autocrlf=false", "add", "--force", "--", rel_base.as_posix())
         _git(work, "commit", "-q", "-m", f"publish {name}@{version}: {len(tasks)} Protocol {protocol} tasks")
         commit = _git(work, "rev-parse", "HEAD")
+        _check_commit(work, commit, rel_base, target)
         from harbor.models.registry import DatasetSpec
 
         entry = {"name": name, "version": version,
@@ -506,6 +518,35 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
     return Published(repo=out, name=name, version=version, git_url=git_url, commit=commit,
                      registry_commit=registry_commit, tasks=tasks, bytes_total=total, bytes_media=media,
                      protocol=protocol, runs=runs, seconds=time.monotonic() - t0)
+
+
+def _check_commit(repo: Path, commit: str, rel_base: Path, target: Path) -> None:
+    """The commit the registry rows will name holds exactly the files copied from the validated dataset,
+    byte for byte and with their executable bits: what Harbor clones is what was validated."""
+    listing = _git(repo, "ls-tree", "-r", "-z", commit, "--", rel_base.as_posix())
+    committed = {}
+    for entry in filter(None, listing.split("\0")):
+        meta, path = entry.split("\t", 1)
+        mode, _kind, blob = meta.split()
+        committed[path] = (mode, blob)
+    files = sorted(p for p in target.rglob("*") if p.is_file() and not p.is_symlink())
+    rels = [(rel_base / p.relative_to(target)).as_posix() for p in files]
+    p = subprocess.run(["git", "-C", str(repo), "hash-object", "--no-filters", "--stdin-paths"],
+                       input="".join(f"{f}\n" for f in files), capture_output=True, text=True)
+    blobs = p.stdout.split()
+    if p.returncode != 0 or len(blobs) != len(files):
+        raise PublishError(f"git hash-object failed in {repo}: {(p.stderr.strip().splitlines() or ['no output'])[-1]}")
+    for f, rel, blob in zip(files, rels, blobs):
+        mode = "100755" if os.stat(f).st_mode & 0o100 else "100644"
+        got = committed.pop(rel, None)
+        if got != (mode, blob):
+            why = "is not in it" if got is None else ("differs in mode" if got[1] == blob else "has other bytes")
+            raise PublishError(f"the commit to publish would not be the validated dataset: {rel} {why} "
+                               f"(git ignore or attribute rules, e.g. a .gitignore or .gitattributes in the task); "
+                               "nothing published")
+    if committed:
+        raise PublishError(f"the commit to publish holds {sorted(committed)[0]}, which the dataset does not; "
+                           "nothing published")
 
 
 def _check_registry(path: Path, name: str, version: str, n_tasks: int) -> None:

@@ -216,6 +216,9 @@ class Outcome:
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 _TEXT_PART_TYPES = ("text", "output_text")
+#: finish reasons that say the server, not the model, ended the generation (vLLM "abort", OpenRouter and
+#: others "error"): the reply is a transport error, never scored
+FAILED_FINISH_REASONS = ("error", "abort")
 
 
 class BadReply(Exception):
@@ -301,6 +304,8 @@ def parse_completion(raw: bytes) -> Reply:
     choices = doc["choices"]
     if not isinstance(choices, list):
         raise BadReply(f"choices is {type(choices).__name__}, not a list")
+    if doc.get("error"):  # a gateway's failure beside whatever text it had (OpenRouter: status 200)
+        raise BadReply(f"the body carries an error beside its choices: {str(doc['error'])[:200]!r}")
     if not choices:  # a well-formed completion without a choice: no visible answer (redrawn)
         return Reply(content="", finish_reason=None, usage=_usage(doc.get("usage")), reasoning=None)
     choice = choices[0]
@@ -313,6 +318,8 @@ def parse_completion(raw: bytes) -> Reply:
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
     reasoning = safe_text(reasoning)[0] if isinstance(reasoning, str) else None
     finish = choice.get("finish_reason")
+    if finish in FAILED_FINISH_REASONS:  # the server's generation failed: its text is not the model's answer
+        raise BadReply(f"finish_reason {finish!r}: the server's generation failed part-way")
     return Reply(content=content, finish_reason=finish if isinstance(finish, str) else None,
                  usage=_usage(doc.get("usage")), reasoning=reasoning, lone_surrogates=n_sur)
 

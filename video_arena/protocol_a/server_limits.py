@@ -13,7 +13,9 @@ body size, the status):
 * **context_overflow**: the prompt (the stills' tokens) plus `max_tokens` do not fit the model's
   context.  vLLM "This model's maximum context length is N tokens. However, your request has M input
   tokens." (and the "you requested M tokens (P in the messages, C in the completion)" form, and the
-  "'max_tokens' or 'max_completion_tokens' is too large" form); SGLang "The input (M tokens) is longer
+  "'max_tokens' or 'max_completion_tokens' is too large" form, the "you requested C output tokens and your
+  prompt contains at least M input tokens" form, and V1's engine check once the images are counted: "The
+  decoder prompt (length M) is longer than the maximum model length of N."); SGLang "The input (M tokens) is longer
   than the model's context length (N tokens)." / "Requested token count exceeds the model's maximum
   context length of N tokens ..."; OpenAI `code: context_length_exceeded`; OpenRouter "This endpoint's
   maximum context length is N tokens. However, you requested about M tokens ...".  By default the cell
@@ -62,22 +64,27 @@ _IMAGE_SIZE_REFUSAL = re.compile(r"\bimages?\b.{0,60}?\b(?:size|dimensions?|reso
 
 _CONTEXT_REFUSAL = re.compile(
     r"maximum context length|context_length_exceeded|longer than the model's context length|"
-    r"maximum prompt length|context window|'max_tokens' or 'max_completion_tokens' is too large", re.I)
+    r"maximum prompt length|context window|'max_tokens' or 'max_completion_tokens' is too large|"
+    r"prompt \(length \d+\) is longer than the maximum model length", re.I)
 #: (context limit, prompt tokens, completion tokens) from the texts above, where stated
 _CTX_LIMIT = [re.compile(r"maximum context length (?:is|of) (\d+)", re.I),
               re.compile(r"model's context length \((\d+) tokens\)", re.I),
-              re.compile(r"maximum prompt length is (\d+)", re.I)]
+              re.compile(r"maximum prompt length is (\d+)", re.I),
+              re.compile(r"longer than the maximum model length of (\d+)", re.I)]
 _CTX_PROMPT = [re.compile(r"your request has (\d+) input tokens", re.I),
                re.compile(r"\((\d+) in the messages", re.I),
                re.compile(r"(\d+) tokens from the input messages", re.I),
                re.compile(r"the input \((\d+) tokens\)", re.I),
                re.compile(r"your messages resulted in (\d+) tokens", re.I),
                re.compile(r"(\d+) of text input", re.I),
-               re.compile(r"has (\d+) input tokens", re.I)]
+               re.compile(r"has (\d+) input tokens", re.I),
+               re.compile(r"prompt contains (?:at least )?(\d+) input tokens", re.I),
+               re.compile(r"prompt \(length (\d+)\) is longer than the maximum model length", re.I)]
 _CTX_COMPLETION = [re.compile(r"(\d+) in the completion", re.I),
                    re.compile(r"(\d+) tokens for the completion", re.I),
                    re.compile(r"(\d+) in the output", re.I),
-                   re.compile(r"is too large: (\d+)", re.I)]
+                   re.compile(r"is too large: (\d+)", re.I),
+                   re.compile(r"you requested (\d+) output tokens", re.I)]
 
 _TOO_LARGE = re.compile(r"request entity too large|payload too large|(?:request )?body (?:is )?too large|"
                         r"request too large|exceeds the maximum request size|content.length.{0,20}too large|"
