@@ -222,3 +222,20 @@ def test_the_committed_ground_truth_keeps_the_case_summary_free_of_players_and_r
         text = json.dumps(c["source"]).lower()
         assert set(c["source"]) == {"collection", "id"}
         assert not any(name.split()[-1].lower() in text for name in R.players())
+
+
+@pytest.mark.xfail(strict=True, reason="known: records.problems checks only forward stroke gaps; tW3zbxmf (6 rallies) "
+                                       "and 8JquvYmb (1) have a serve recorded 7-13 s after the next stroke, and "
+                                       "scene.plan then draws the whole rally 0.12 s a stroke. Needs a reselection "
+                                       "or a timeline fix, and those cases rebuilt.")
+def test_no_committed_rally_has_strokes_more_than_the_gap_limit_apart_in_either_direction():
+    """docs/CASES.md's eligibility: no two strokes of a rally more than MAX_STROKE_GAP_S apart (a gap in the
+    annotation); a stroke recorded seconds before the previous one is such a gap too."""
+    bad = []
+    for rec in _records():
+        fps = rec["match"]["source_fps"]
+        for i, r in enumerate(rec["rallies"]):
+            frames = [s[0] for s in r["strokes"]]
+            if any(abs(b - a) / fps > R.MAX_STROKE_GAP_S for a, b in zip(frames, frames[1:])):
+                bad.append((rec["source"]["id"], i))
+    assert bad == []

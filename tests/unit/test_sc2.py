@@ -200,3 +200,20 @@ print("ok")
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=paths.REPO_ROOT)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_a_landed_building_stands_where_it_landed_not_where_it_was_seen_in_the_air():
+    """A Terran town hall seen by a damage snapshot while flying, then landing elsewhere and dying there (the
+    shape of lotv/lotv1's Planetary Fortress): it stands from the landing at the place recorded after the
+    landing, so base_kill's `where` is where it was destroyed (not the cell of the mid-flight snapshot)."""
+    from video_arena.games.sc2 import replay as R
+
+    b = {"x": 56, "y": 37, "flights": [[11948, 18704]],
+         "known": [(12480, 48, 55), (12720, 51, 42), (20160, 107, 73), (21927, 107, 73)]}
+    assert R._moves(b) == [(18704, 107, 73)]
+    # no record after the landing: the last place seen in the air; dies in the air: where it died
+    assert R._moves({"x": 0, "y": 0, "flights": [[100, 200]], "known": [(120, 5, 5), (150, 9, 9)]}) == [(200, 9, 9)]
+    assert R._moves({"x": 0, "y": 0, "flights": [[100, None]], "known": [(120, 5, 5), (150, 9, 9)]}) == [(100, 9, 9)]
+    # a flight with nothing recorded in or after it moves nothing; the next flight's records are its own
+    assert R._moves({"x": 1, "y": 1, "flights": [[100, 200], [300, 400]], "known": [(350, 7, 7), (450, 8, 8)]}) == \
+        [(400, 8, 8)]

@@ -42,7 +42,7 @@ ENGINE = "sc2reader 1.9.0 (replay parser; tracker events)"
 #: Shortest match a case may be (real seconds).
 MIN_CASE_S = 180.0
 #: Version of the record layout (replay.py): a cached record of another version is read again.
-RECORD_VERSION = 2
+RECORD_VERSION = 3
 
 W = H = 1536
 FPS = 1

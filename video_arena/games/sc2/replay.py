@@ -106,15 +106,20 @@ def _drawn(unit) -> bool:
 
 
 def _moves(b: dict[str, Any]) -> list[tuple[int, int, int]]:
-    """Where a building that lifted off (Terran) stands after each flight: the first position the replay
-    records for it after the lift-off (a damage snapshot or its death), from the moment it lands, or from
-    the lift-off when it dies before landing; a flight with no recorded position after it moves nothing
-    (the tracker gives no landing position)."""
+    """Where a building that lifted off (Terran) stands after each flight, from the moment it lands (or lifts
+    off, when it never lands): the first position the replay records for it at or after the landing (a damage
+    snapshot or its death) before the next lift-off; with none, the last position recorded during the flight
+    (for a building that dies in the air, its death).  A damage snapshot taken while it flies is not where it
+    lands.  A flight with no recorded position in or after it moves nothing (the tracker gives no landing
+    position)."""
     out, here = [], (b["x"], b["y"])
     flights = b["flights"]
+    known = sorted(b["known"])
     for k, (lift, land) in enumerate(flights):
         nxt = flights[k + 1][0] if k + 1 < len(flights) else None
-        pos = next(((x, y) for f, x, y in sorted(b["known"]) if f >= lift and (nxt is None or f < nxt)), None)
+        seen = [(x, y) for f, x, y in known if f >= lift and (nxt is None or f < nxt)]
+        after = [(x, y) for f, x, y in known if land is not None and f >= land and (nxt is None or f < nxt)]
+        pos = after[0] if after else (seen[-1] if seen else None)
         if pos is None or pos == here:
             continue
         out.append((land if land is not None else lift, pos[0], pos[1]))
