@@ -224,18 +224,25 @@ def test_the_committed_ground_truth_keeps_the_case_summary_free_of_players_and_r
         assert not any(name.split()[-1].lower() in text for name in R.players())
 
 
-@pytest.mark.xfail(strict=True, reason="known: records.problems checks only forward stroke gaps; tW3zbxmf (6 rallies) "
-                                       "and 8JquvYmb (1) have a serve recorded 7-13 s after the next stroke, and "
-                                       "scene.plan then draws the whole rally 0.12 s a stroke. Needs a reselection "
-                                       "or a timeline fix, and those cases rebuilt.")
-def test_no_committed_rally_has_strokes_more_than_the_gap_limit_apart_in_either_direction():
-    """docs/CASES.md's eligibility: no two strokes of a rally more than MAX_STROKE_GAP_S apart (a gap in the
-    annotation); a stroke recorded seconds before the previous one is such a gap too."""
-    bad = []
-    for rec in _records():
-        fps = rec["match"]["source_fps"]
-        for i, r in enumerate(rec["rallies"]):
-            frames = [s[0] for s in r["strokes"]]
-            if any(abs(b - a) / fps > R.MAX_STROKE_GAP_S for a, b in zip(frames, frames[1:])):
-                bad.append((rec["source"]["id"], i))
-    assert bad == []
+def test_a_serve_recorded_after_the_return_does_not_squeeze_its_rally():
+    """A few rallies' serves are recorded after the return (an annotation slip, up to 15 s late).  Measured from
+    that serve every later stroke would be clamped MIN_HIT_GAP_S after the one before (a whole rally drawn in a
+    second or two); the serve is put its flight before the return and the other strokes keep their recorded
+    times from the return, in the committed ground truth's record as in the plan."""
+    late, cases = 0, set()
+    for path in sorted((TASKS / "badminton" / "gt").glob("*.json")):
+        record = json.loads(path.read_text())["record"]
+        fps, p = record["match"]["source_fps"], SC.plan(record)
+        for r, rp in zip(record["rallies"], p.rallies):
+            frames, hits = [s[0] for s in r["strokes"]], rp.hit_t
+            if len(frames) < 2 or frames[1] >= frames[0]:
+                continue
+            late, cases = late + 1, cases | {path.stem}
+            assert hits[1] - hits[0] == pytest.approx(SC.FLIGHT_S.get(r["strokes"][0][2], SC.FLIGHT_S["unknown"]))
+            for k in range(2, len(frames)):
+                recorded = (frames[k] - frames[1]) / fps
+                if all(b > a for a, b in zip(frames[1:k], frames[2:k + 1])) and min(
+                        b - a for a, b in zip(frames[1:k + 1], frames[2:k + 1])) / fps >= SC.MIN_HIT_GAP_S:
+                    assert hits[k] - hits[1] == pytest.approx(recorded), (path.stem, k)
+            assert hits[-1] - hits[1] >= (frames[-1] - frames[1]) / fps - 1e-6, path.stem
+    assert (late, len(cases)) == (16, 4)   # docs/CASES.md, "Timeline"

@@ -211,3 +211,47 @@ def test_committed_results_doc_matches_its_inputs() -> None:
     limit = int(cmd.group(2)) if cmd.group(2) else None
     assert m.group(1) == R.inputs_digest(TASKS, games, limit), (
         "docs/RESULTS.md is stale: its inputs changed; rerun `video-arena baselines`")
+
+
+def test_an_overall_over_fewer_games_says_so_in_the_committed_doc() -> None:
+    """A row with n/a games has an overall over other games: every such overall names its k of N, and
+    a full row names none (the perception agent reads four of the seven games)."""
+    doc = (REPO / "docs" / "RESULTS.md").read_text()
+    tables = [t for t in doc.split("\n## ")[1:] if "| overall |" in t.split("\n", 3)[2]]
+    assert len(tables) == 4
+    partial = 0
+    for t in tables:
+        head, *rows = [ln for ln in t.splitlines() if ln.startswith("| ") and not ln.startswith("|---")]
+        n = len(head.split(" | ")) - 3
+        for row in rows:
+            cells = [c.strip() for c in row.strip("| ").split(" | ")]
+            if cells[0].startswith("recall bound"):
+                continue
+            per_game, overall = cells[2:-1], cells[-1]
+            k = sum(not c.startswith("n/a") for c in per_game)
+            assert len(per_game) == n, row
+            if 0 < k < n:
+                partial += 1
+                assert overall.endswith(f"({k} of {n} games)"), row
+            else:
+                assert "games)" not in overall, row
+    assert partial >= 4   # the perception agent's row in each table at least
+
+
+def test_overall_cell_names_a_partial_row() -> None:
+    ov = {"n_games": {"reward": 4}, "means": {"reward": 0.25}, "ci95": {"reward": (0.2, 0.3)}}
+    assert R.overall_cell(ov, "reward", 7) == "0.250 [0.200, 0.300] (4 of 7 games)"
+    assert R.overall_cell(ov, "reward", 4) == "0.250 [0.200, 0.300]"
+    ov0 = {"n_games": {"reward": 0}, "means": {"reward": None}, "ci95": {"reward": None}}
+    assert R.overall_cell(ov0, "reward", 7) == "n/a"
+
+
+def test_a_table_score_would_refuse_never_goes_into_the_doc() -> None:
+    from types import SimpleNamespace as NS
+
+    R.check_reportable("oracle", NS(mixed=[], integrity_errors=lambda: []))
+    with pytest.raises(R.BaselinesError, match="more than one measurement.*max_turns: 100"):
+        R.check_reportable("chance-b", NS(mixed=["max_turns: 100 (1 cell) vs 200 (1 cell)"], integrity_errors=lambda: []))
+    bad = NS(game="chess", case_id="x1", reason="answer digest differs")
+    with pytest.raises(R.BaselinesError, match="1 cell.*chess/x1: answer digest differs"):
+        R.check_reportable("nop", NS(mixed=[], integrity_errors=lambda: [bad]))

@@ -121,6 +121,26 @@ def test_run_b_refuses_to_resume_into_another_condition(tree, tmp_path):
     assert json.loads((cell / "run.json").read_text())["max_turns"] == 100  # nothing was run
 
 
+def test_run_b_refuses_to_resume_across_a_judge_version(tree, tmp_path):
+    """`score` refuses a table of two judge versions, so a resume that would make one is refused up front
+    (not accepted, to be refused by `score` after the whole run)."""
+    from video_arena.protocol_b import runner as b_runner
+    out = tmp_path / "b"
+    cell = out / "chess" / SHORT
+    cell.mkdir(parents=True)
+    (cell / "run.json").write_text(json.dumps({
+        "protocol": "B", "model": "m", "game": "chess", "case_id": SHORT, "stop_reason": "completed",
+        "max_turns": 100, "timeout_min": 120, "agent_cmd": "true {prompt} {max_turns}",
+        "isolation": {"mode": "none"}, "reasoning_effort": None, "toolkit": {"judge_version": "0.9"}}))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = b_runner.main(["--agent-cmd", "true {prompt} {max_turns}", "--out", str(out), "--model", "m",
+                            "--tasks-root", str(tree), "--limit", "1", "--max-turns", "100", "--no-isolation",
+                            "--skip-preflight", "--no-progress", "--sandbox-root", str(tmp_path / "sb")])
+    assert rc == 2, err.getvalue()
+    assert "judge_version 0.9 (recorded) vs" in err.getvalue()
+
+
 # -- verification and the media-hash check are on by default ---------------------------------------------
 def _manifest(tree: Path, media_sha: str) -> None:
     (tree / "chess" / "manifest.json").write_text(json.dumps(

@@ -283,6 +283,14 @@ def fmt(mean, ci) -> str:
     return f"{mean:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else f"{mean:.3f}"
 
 
+def overall_cell(ov: dict[str, Any], metric: str, n_columns: int) -> str:
+    """The overall cell: the mean of the game means, and `(k of N games)` when the row has a mean for
+    only k of the table's N games (a row over fewer games is a different average, not comparable)."""
+    k = ov["n_games"][metric]
+    text = fmt(ov["means"][metric], ov["ci95"][metric])
+    return text if k in (0, n_columns) else f"{text} ({k} of {n_columns} games)"
+
+
 def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[float]], digest: str,
                limit: int | None, seed: int, pictures: dict[str, str], perception_rows: list[str],
                harbor_note: str, rate_table: dict[str, float] | None = None) -> str:
@@ -300,7 +308,9 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
         f"Inputs digest (tasks' game.toml, instruction, cases, gt, manifests; the agents; the judge): `{digest}`.",
         "",
         "Each cell: the mean over the game's cases, with the scorer's 95 % bootstrap interval in brackets; "
-        "*overall* is the mean of the game means (stratified bootstrap). n = cases scored.",
+        "*overall* is the mean of the game means (stratified bootstrap); a row with a mean for only k of the "
+        "table's N games says `(k of N games)` there: an average over other games, not comparable with a full row. "
+        "n = cases scored.",
         "oracle and nop are protocol-independent (the answer key and the empty answer). chance and majority "
         "read only the sandbox's files (B) or the request (A); the grid ceiling is the best answer a perfect "
         "model can give from Protocol A's 1 FPS / 256-frame grid; the perception agent reads the pixels.",
@@ -326,8 +336,7 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
                     cells.append("n/a")
                     continue
                 cells.append(f"{fmt(gs.means[metric], gs.ci[metric])} (n={gs.n[metric]})")
-            ov = s.overall(games)
-            cells.append(fmt(ov["means"][metric], ov["ci95"][metric]))
+            cells.append(overall_cell(s.overall(games), metric, len(games)))
             lines.append(f"| {label} | {proto} | " + " | ".join(cells) + " |")
         if metric == "t1_f1":
             cells = [f"{sum(b) / len(b):.3f}" if b else "n/a" for b in (bounds.get(g, []) for g in games)]
@@ -503,6 +512,7 @@ def _main(args) -> int:
             # baselines (chance-a, majority-a) are verified like any Protocol A results folder
             scores[folder] = score_results(out / folder, tasks_root, progress=False, label=folder,
                                            verify_requests=folder not in WRITTEN_DIRECTLY)
+            check_reportable(folder, scores[folder])
     pictures = {}
     if "perception-b" in scores:
         pictures = draw_pictures(out / "perception-b", tasks_root, games, pics, doc.parent)
@@ -521,6 +531,18 @@ def _main(args) -> int:
     print(text)
     print(f"baselines: wrote {doc}", file=sys.stderr)
     return 0
+
+
+def check_reportable(folder: str, s) -> None:
+    """A system's table goes into the doc only when `video-arena score` would print it: one measurement
+    (no mixed condition fields) and no cell failing the answer or ground-truth integrity checks."""
+    if s.mixed:
+        raise BaselinesError(f"{folder} holds cells of more than one measurement ({'; '.join(s.mixed[:3])}): "
+                             f"not written into the doc (re-run it with --force)")
+    bad = s.integrity_errors()
+    if bad:
+        raise BaselinesError(f"{folder}: {len(bad)} cell(s) fail the integrity checks (first {bad[0].game}/"
+                             f"{bad[0].case_id}: {bad[0].reason}): not written into the doc (re-run it with --force)")
 
 
 def draw_pictures(results: Path, tasks_root: Path, games: list[str], pics: Path, doc_dir: Path) -> dict[str, str]:

@@ -173,9 +173,7 @@ def resume_differences(old: dict[str, Any], new: dict[str, Any], keys: Iterable[
         if old.get(k, ABSENT) is not ABSENT and new.get(k, ABSENT) is not ABSENT and old.get(k) != new.get(k):
             diffs.append(f"{k} {_short(old.get(k))} (recorded) vs {_short(new.get(k))} (this run)")
     co, cn = condition_of(old), condition_of(new)
-    for field, _ in FIELDS:
-        if field == "judge_version":
-            continue  # a toolkit update between runs does not change what was sent
+    for field, _ in FIELDS:   # judge_version too: `score` refuses a table of two judge versions
         if field in co and field in cn and co[field] != cn[field]:
             diffs.append(f"{field} {_short(co[field])} (recorded) vs {_short(cn[field])} (this run)")
     return diffs

@@ -33,6 +33,7 @@ from video_arena.protocol_a.cell import execute_cell
 from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
 from video_arena.protocol_a.engine import RequestOptions, check_extra_body
 from video_arena.cli_args import comma_list
+from video_arena.toolkit_info import toolkit_provenance
 from video_arena.core.condition_fields import finished_cell_conflict
 
 CACHE_ENV = "VA_CACHE_DIR"
@@ -142,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
 
     if not a.force:  # a finished cell of another condition in --out: resuming would mix two measurements
         this_run = {"protocol": "A", "model": a.model, "condition_sha256": cond.sha256,
-                    "reasoning_effort": a.reasoning_effort, "request_params": opts.record()}
+                    "reasoning_effort": a.reasoning_effort, "request_params": opts.record(),
+                    "toolkit": toolkit_provenance()}
         conflict = finished_cell_conflict(out, [(g, c["case_id"]) for g, c in cells], this_run,
                                           ("model", "condition_sha256", "reasoning_effort"))
         if conflict:

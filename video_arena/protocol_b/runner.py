@@ -34,6 +34,7 @@ from video_arena import paths
 from video_arena.cli_args import comma_list
 from video_arena.core import results as R
 from video_arena.core.condition_fields import finished_cell_conflict
+from video_arena.toolkit_info import toolkit_provenance
 from video_arena.core.tasks import iter_cases
 from video_arena.progress import bar as progress_bar
 from video_arena.protocol_b import procs
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     if not a.force:  # a finished cell of another condition in --out: resuming would mix two measurements
         this_run = {"protocol": "B", "model": cfg.model, "max_turns": cfg.max_turns, "timeout_min": cfg.timeout_min,
                     "agent_cmd": redact(cfg.agent_cmd), "isolation": isolation.record(),
-                    "reasoning_effort": cfg.reasoning_effort}
+                    "reasoning_effort": cfg.reasoning_effort, "toolkit": toolkit_provenance()}
         conflict = finished_cell_conflict(out, cells, this_run, ("model", "reasoning_effort"))
         if conflict:
             _err(f"error: {conflict}")

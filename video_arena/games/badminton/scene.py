@@ -2,7 +2,10 @@
 
 Timeline (video seconds).  The video opens on the first serve's set-up for LEAD_S.  Inside a rally the
 timing is the record's: stroke k is hit (frame_num_k - frame_num_0) / source fps after the serve (a stroke
-recorded at or before the previous one's frame is moved MIN_HIT_GAP_S after it).  The record does not time
+recorded at or before the previous one's frame is moved MIN_HIT_GAP_S after it).  A serve recorded after the
+return (an annotation slip in a few rallies, up to 15 s late) is put FLIGHT_S[its type] before the return,
+and the other strokes keep their recorded times from the return (measured from the late serve they would
+all be squeezed MIN_HIT_GAP_S apart).  The record does not time
 the last shot's landing: its flight lasts FLIGHT_S[shot type] (about the median time to the next hit of that
 shot type over the ShuttleSet matches), and the landing frame is that moment rounded to the video's frame grid
 (one frame later if the previous event holds it): the rally's event `t`.  The pause rule: after the landing
@@ -246,9 +249,14 @@ def _plan_cached(key: str, rec_json: str) -> Plan:
     last_frame = -1
     for i, r in enumerate(rallies):
         strokes = r["strokes"]
+        ref, lead = strokes[0][0], 0.0
+        if len(strokes) > 1 and strokes[1][0] < strokes[0][0]:
+            # the serve recorded after the return (an annotation slip): the serve is put its flight before the
+            # return, and every other stroke keeps the record's time from the return
+            ref, lead = strokes[1][0], FLIGHT_S.get(strokes[0][2], FLIGHT_S["unknown"])
         hits = []
         for k, s in enumerate(strokes):
-            t = serve_t + (s[0] - strokes[0][0]) / src_fps
+            t = serve_t if k == 0 else serve_t + lead + (s[0] - ref) / src_fps
             if hits and t < hits[-1] + MIN_HIT_GAP_S:
                 t = hits[-1] + MIN_HIT_GAP_S
             hits.append(t)
