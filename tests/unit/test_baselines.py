@@ -255,3 +255,33 @@ def test_a_table_score_would_refuse_never_goes_into_the_doc() -> None:
     bad = NS(game="chess", case_id="x1", reason="answer digest differs")
     with pytest.raises(R.BaselinesError, match="1 cell.*chess/x1: answer digest differs"):
         R.check_reportable("nop", NS(mixed=[], integrity_errors=lambda: [bad]))
+
+
+WITH_CASES = sorted(p.parent.name for p in TASKS.glob("*/cases.json") if R.case_ids(TASKS, p.parent.name, None))
+
+
+@pytest.mark.parametrize("game", WITH_CASES)
+def test_chance_agent_gets_its_rate_for_every_game_through_the_baselines_command(tmp_path: Path, game: str) -> None:
+    """The agent looks its rate up by the instruction's title ("starcraft ii", "google research football"), not
+    the folder name: run through the exact --rates the baselines command passes, every game with cases gets
+    rows (a missed lookup once gave gfootball and sc2 no answer in B and zero rows in A, silently)."""
+    import shlex
+
+    title_rates = R.agent_rates(TASKS, R.rates(TASKS, WITH_CASES))
+    argv = shlex.split(R.chance_cmd("chance", 0, title_rates))
+    rates_arg = argv[argv.index("--rates") + 1]
+    box = make_sandbox(tmp_path, game, seconds=300.0)
+    r = subprocess.run([sys.executable, str(R.CHANCE), "--sandbox", str(box), "--mode", "chance", "--rates", rates_arg],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rate = R.rates(TASKS, [game])[game]
+    assert len(json.loads((box / "answer.json").read_text())["events"]) == round(rate * 300 / 60) > 0
+    text = (TASKS / game / "instruction.md").read_text()
+    a = C.answer_for_prompt(text, [float(t) for t in range(300)], title_rates, 0, "chance")
+    assert len(a["events"]) == round(rate * 300 / 60)
+
+
+def test_protocol_a_chance_answer_without_a_rate_is_an_error_not_zero_rows() -> None:
+    text = (TASKS / "sc2" / "instruction.md").read_text()
+    with pytest.raises(C.InstructionError, match="no rate for 'starcraft ii'"):
+        C.answer_for_prompt(text, [0.0, 1.0], {"sc2": 1.0}, 0, "chance")

@@ -114,7 +114,9 @@ def answer_for_prompt(prompt_text: str, video_ts: list[float], rates: dict[str, 
     spec = parse_instruction(prompt_text)
     step = (video_ts[-1] - video_ts[0]) / (len(video_ts) - 1) if len(video_ts) > 1 else 1.0
     horizon = video_ts[-1] + step
-    return {"events": rows(spec, horizon, rates.get(spec["game"], 0.0), seed, mode)}
+    if spec["game"] not in rates:   # never a silent zero-row answer
+        raise InstructionError(f"no rate for {spec['game']!r} in the rates")
+    return {"events": rows(spec, horizon, rates[spec["game"]], seed, mode)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sandbox", default=".")
     ap.add_argument("--mode", choices=["chance", "majority"], default="chance")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--rates", required=True, help="game=events_per_minute,... (from game.toml)")
+    ap.add_argument("--rates", required=True,
+                    help="title=events_per_minute,... (the instruction's game title, lower case; from game.toml)")
     args = ap.parse_args(argv)
     sandbox = Path(args.sandbox)
     try:

@@ -76,6 +76,21 @@ def rates(tasks_root: Path, games: list[str]) -> dict[str, float]:
     return out
 
 
+def agent_rates(tasks_root: Path, rate_table: dict[str, float]) -> dict[str, float]:
+    """The rates as the chance agent looks them up: by the game title its instruction.md states (lower
+    case; "starcraft ii", not the folder name "sc2"), so no game gets a silent zero-row answer."""
+    out = {}
+    for g, v in rate_table.items():
+        try:
+            title = chance_agent.parse_instruction((tasks_root / g / "instruction.md").read_text(encoding="utf-8"))["game"]
+        except (OSError, chance_agent.InstructionError) as exc:
+            raise BaselinesError(f"{g}: the chance agent cannot read its instruction.md: {exc}")
+        if "," in title or "=" in title:
+            raise BaselinesError(f"{g}: the game title {title!r} cannot be passed in --rates (',' or '=')")
+        out[title] = v
+    return out
+
+
 def rates_arg(r: dict[str, float]) -> str:
     return ",".join(f"{g}={v:g}" for g, v in sorted(r.items()))
 
@@ -224,8 +239,9 @@ def request_text(body: dict) -> str:
     return "\n".join(parts)
 
 
-def protocol_a_action(mode: str, seed: int, rate_table: dict[str, float]):
-    """The test server's action for a chance/majority "model": the answer from the request alone."""
+def protocol_a_action(mode: str, seed: int, title_rates: dict[str, float]):
+    """The test server's action for a chance/majority "model": the answer from the request alone
+    (`title_rates` from `agent_rates`)."""
     import re
 
     def action(body: dict) -> dict:
@@ -233,7 +249,7 @@ def protocol_a_action(mode: str, seed: int, rate_table: dict[str, float]):
         m = re.search(r"^video_ts = (\[.*?\])$", text, re.M)
         try:
             ts = json.loads(m.group(1)) if m else []
-            answer = chance_agent.answer_for_prompt(text, ts, rate_table, seed, mode)
+            answer = chance_agent.answer_for_prompt(text, ts, title_rates, seed, mode)
         except (ValueError, chance_agent.InstructionError) as exc:
             return {"content": f"cannot answer: {exc}"}
         return {"content": json.dumps(answer)}
@@ -241,13 +257,13 @@ def protocol_a_action(mode: str, seed: int, rate_table: dict[str, float]):
     return action
 
 
-def run_a(out: Path, mode: str, seed: int, rate_table: dict[str, float], games: list[str], limit: int | None,
+def run_a(out: Path, mode: str, seed: int, title_rates: dict[str, float], games: list[str], limit: int | None,
           tasks_root: Path, media_root: Path, cache: Path, workers: int) -> None:
     from video_arena.protocol_a import runner
 
     srv_mod = _load_test_server()
     with srv_mod.OpenAITestServer() as srv:
-        srv.default = protocol_a_action(mode, seed, rate_table)
+        srv.default = protocol_a_action(mode, seed, title_rates)
         argv = ["--model", mode, "--base-url", srv.base_url, "--out", str(out), "--games", ",".join(games),
                 "--tasks-root", str(tasks_root), "--media-root", str(media_root), "--cache-dir", str(cache),
                 "--workers", str(workers)]
@@ -270,9 +286,10 @@ def perception_cmd() -> str:
     return f"python3 {shlex.quote(str(AGENTS_HOME / PERCEPTION.name))} --sandbox {{sandbox}}"
 
 
-def chance_cmd(mode: str, seed: int, rate_table: dict[str, float]) -> str:
+def chance_cmd(mode: str, seed: int, title_rates: dict[str, float]) -> str:
+    """The chance/majority agent's command; `title_rates` from `agent_rates`."""
     return (f"python3 {shlex.quote(str(AGENTS_HOME / CHANCE.name))} --sandbox {{sandbox}} --mode {mode} --seed {seed} "
-            f"--rates {rates_arg(rate_table)}")
+            f"--rates {shlex.quote(rates_arg(title_rates))}")
 
 
 # -- the doc ----------------------------------------------------------------------------------------
@@ -470,6 +487,7 @@ def _main(args) -> int:
         print(f"baselines: no perception reader for {', '.join(no_reader)} (games: {', '.join(PERCEPTION_GAMES)}): "
               "the perception agent is not run on them", file=sys.stderr)
     rate_table = rates(tasks_root, games)
+    title_rates = agent_rates(tasks_root, rate_table)
     if args.force:
         import shutil
         for folder, _, _ in SYSTEMS:
@@ -484,8 +502,8 @@ def _main(args) -> int:
         print("baselines: oracle, nop, grid ceiling", file=sys.stderr)
         with bar.stage(3 * n, "oracle, nop, grid ceiling"):
             bounds = direct_systems(out, tasks_root, media_root, games, args.limit)
-        cmds = {"chance-b": chance_cmd("chance", args.seed, rate_table),
-                "majority-b": chance_cmd("majority", args.seed, rate_table), "perception-b": perception_cmd()}
+        cmds = {"chance-b": chance_cmd("chance", args.seed, title_rates),
+                "majority-b": chance_cmd("majority", args.seed, title_rates), "perception-b": perception_cmd()}
         for folder in [r for r in runs if r.endswith("-b")]:
             run_games = perception_games if folder == "perception-b" else games
             with bar.stage(n, folder):  # run-b's own bar counts here
@@ -495,7 +513,7 @@ def _main(args) -> int:
         cache = out / ".frames-cache"
         for mode in [r[:-2] for r in runs if r.endswith("-a")]:
             with bar.stage(n, f"{mode}-a"):
-                run_a(out / f"{mode}-a", mode, args.seed, rate_table, games, args.limit, tasks_root, media_root,
+                run_a(out / f"{mode}-a", mode, args.seed, title_rates, games, args.limit, tasks_root, media_root,
                       cache, args.workers)
         harbor_note = ""
         if args.harbor:
