@@ -470,6 +470,38 @@ def test_each_retry_schedule_has_its_own_counter(tree, cache, server, tmp_path):
     assert r["answer_state"] == "answered"
 
 
+def test_a_servers_retry_after_is_honoured_capped_and_recorded(tree, cache, server, tmp_path):
+    """A gateway's 429 asking for 30 s waits 30 s (scaled), not the schedule's 1 s (which would spend the
+    budget while the server is still refusing); 'retry-after-ms' and an HTTP date are read too; a 5xx asking
+    for an hour waits the cap; an unreadable header leaves the schedule."""
+    import email.utils
+    import time as _time
+
+    from video_arena.protocol_a import engine as EN
+
+    date = email.utils.formatdate(_time.time() + 60, usegmt=True)
+    server.script({"status": 429, "headers": {"Retry-After": "30"}},
+                  {"status": 429, "headers": {"retry-after-ms": "4500"}},
+                  {"status": 503, "headers": {"Retry-After": "3600"}},
+                  {"content": oracle_reply(tree, SHORT)})
+    out = tmp_path / "o"
+    assert run(tree, cache, server, out) == 0
+    r = rec(out)
+    assert [a.get("error") for a in r["attempts"]] == ["rate_limit", "rate_limit", "server", None]
+    assert [a.get("retry_after_header_s") for a in r["attempts"][:3]] == [30.0, 4.5, 3600.0]
+    assert [a.get("retry_after_s") for a in r["attempts"][:3]] == pytest.approx(
+        [0.03, 0.0045, EN.MAX_RETRY_AFTER_S * 0.001])
+    assert r["answer_state"] == "answered"
+    server.script({"status": 429, "headers": {"Retry-After": date}}, {"status": 429, "headers": {"Retry-After": "soon"}},
+                  {"content": oracle_reply(tree, SHORT)})
+    out2 = tmp_path / "o2"
+    assert run(tree, cache, server, out2) == 0
+    a = rec(out2)["attempts"]
+    assert 55 <= a[0]["retry_after_header_s"] <= 60 and a[0]["retry_after_s"] == pytest.approx(
+        a[0]["retry_after_header_s"] * 0.001, rel=0.05)
+    assert "retry_after_header_s" not in a[1] and a[1]["retry_after_s"] == pytest.approx(0.002)
+
+
 def test_run_records_carry_the_toolkit_provenance(tree, cache, server, tmp_path):
     from video_arena.toolkit_info import toolkit_provenance
 

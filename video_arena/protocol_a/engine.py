@@ -9,7 +9,9 @@ Seed 003's discipline, applied:
   from the condition file, the case and the receipt (provenance.verify_cell).
 * Retries (at most `retry.max_retries`, one shared budget): rate limits (429), timeouts, dropped
   connections and 200 replies that are not chat completions wait 1, 2, 4 s; server errors (5xx) wait
-  10, 20, 40 s; each schedule advances on its own failures only (a 5xx after a 429 waits 10 s).  A
+  10, 20, 40 s; each schedule advances on its own failures only (a 5xx after a 429 waits 10 s); a 429
+  or 5xx whose `Retry-After` (or `retry-after-ms`) asks for longer waits that long, at most
+  MAX_RETRY_AFTER_S (the header's value is recorded in the attempt as `retry_after_header_s`).  A
   reply with no visible answer (no text, whether the host returned nothing or the guard cut off a
   reasoning-only reply) is redrawn inside the same budget.  Other 4xx errors are not retried.
 * Every attempt has a total deadline (`request_timeout_s`) over the whole call, not per read.
@@ -26,6 +28,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import math
 import re
 import subprocess
 import tempfile
@@ -41,7 +44,7 @@ import openai
 from video_arena.digests import sha256_bytes
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a import server_limits as SL
-from video_arena.protocol_a.condition import Condition, canonical_json
+from video_arena.protocol_a.condition import Condition, canonical_json, retry_scale
 
 IMAGE_REF = "sha256:"
 MP4_REF = "mp4-of-frames:sha256:"
@@ -402,6 +405,37 @@ def _classify(exc: Exception) -> tuple[str, int | None]:
     return "fatal", None
 
 
+#: The longest wait a server's Retry-After is honoured for (a longer one is cut to this, and recorded).
+MAX_RETRY_AFTER_S = 120.0
+
+
+def retry_after_s(exc: Exception) -> float | None:
+    """The wait a refusal asks for: its `retry-after-ms` or `Retry-After` header (seconds, or an HTTP date),
+    None when it names none or an unreadable one."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            v = float(ms) / 1000.0
+            return v if math.isfinite(v) and v >= 0 else None
+        raw = headers.get("retry-after")
+        if raw is None:
+            return None
+        try:
+            v = float(raw)
+        except ValueError:
+            from email.utils import parsedate_to_datetime
+            when = parsedate_to_datetime(raw)
+            v = when.timestamp() - time.time()
+            return max(v, 0.0) if math.isfinite(v) else None
+        return v if math.isfinite(v) and v >= 0 else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 FramesProvider = Callable[[G.GridSpec], G.FrameSet]
 
 
@@ -488,6 +522,10 @@ def run_request(client: openai.OpenAI, cond: Condition, opts: RequestOptions, pr
                 schedule = cond.retry_schedule(kind)
                 delay = cond.retry_delay(kind, per_schedule.get(schedule, 0))
                 per_schedule[schedule] = per_schedule.get(schedule, 0) + 1
+                asked = retry_after_s(exc) if kind in ("rate_limit", "server") else None
+                if asked is not None:   # the server's own wait, when longer than the schedule's (capped)
+                    att["retry_after_header_s"] = round(asked, 3)
+                    delay = max(delay, min(asked, MAX_RETRY_AFTER_S) * retry_scale())
                 att["retry_after_s"] = delay
                 retries += 1
                 sleep(delay)
