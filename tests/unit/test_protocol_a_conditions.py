@@ -102,7 +102,8 @@ def test_run_a_resumes_under_the_same_condition(tree, cache, server, tmp_path):
     assert rc == 0 and len(server.requests) == 1 and "1 already done" in err
 
 
-def test_run_b_refuses_to_resume_into_another_condition(tree, tmp_path):
+def _run_b_resume(tree: Path, tmp_path: Path, recorded: dict, max_turns: int) -> tuple[int, str, Path]:
+    """run-b into an --out holding one finished cell recorded with `recorded` on top of this run's settings."""
     from video_arena.protocol_b import runner as b_runner
     out = tmp_path / "b"
     cell = out / "chess" / SHORT
@@ -110,35 +111,28 @@ def test_run_b_refuses_to_resume_into_another_condition(tree, tmp_path):
     (cell / "run.json").write_text(json.dumps({
         "protocol": "B", "model": "m", "game": "chess", "case_id": SHORT, "stop_reason": "completed",
         "max_turns": 100, "timeout_min": 120, "agent_cmd": "true {prompt} {max_turns}",
-        "isolation": {"mode": "none"}, "reasoning_effort": None}))
+        "isolation": {"mode": "none"}, "reasoning_effort": None} | recorded))
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         rc = b_runner.main(["--agent-cmd", "true {prompt} {max_turns}", "--out", str(out), "--model", "m",
-                            "--tasks-root", str(tree), "--limit", "1", "--max-turns", "200", "--no-isolation",
+                            "--tasks-root", str(tree), "--limit", "1", "--max-turns", str(max_turns), "--no-isolation",
                             "--skip-preflight", "--no-progress", "--sandbox-root", str(tmp_path / "sb")])
-    assert rc == 2, err.getvalue()
-    assert "max_turns 100 (recorded) vs 200 (this run)" in err.getvalue()
+    return rc, err.getvalue(), cell
+
+
+def test_run_b_refuses_to_resume_into_another_condition(tree, tmp_path):
+    rc, err, cell = _run_b_resume(tree, tmp_path, {}, 200)
+    assert rc == 2, err
+    assert "max_turns 100 (recorded) vs 200 (this run)" in err
     assert json.loads((cell / "run.json").read_text())["max_turns"] == 100  # nothing was run
 
 
 def test_run_b_refuses_to_resume_across_a_judge_version(tree, tmp_path):
     """`score` refuses a table of two judge versions, so a resume that would make one is refused up front
     (not accepted, to be refused by `score` after the whole run)."""
-    from video_arena.protocol_b import runner as b_runner
-    out = tmp_path / "b"
-    cell = out / "chess" / SHORT
-    cell.mkdir(parents=True)
-    (cell / "run.json").write_text(json.dumps({
-        "protocol": "B", "model": "m", "game": "chess", "case_id": SHORT, "stop_reason": "completed",
-        "max_turns": 100, "timeout_min": 120, "agent_cmd": "true {prompt} {max_turns}",
-        "isolation": {"mode": "none"}, "reasoning_effort": None, "toolkit": {"judge_version": "0.9"}}))
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        rc = b_runner.main(["--agent-cmd", "true {prompt} {max_turns}", "--out", str(out), "--model", "m",
-                            "--tasks-root", str(tree), "--limit", "1", "--max-turns", "100", "--no-isolation",
-                            "--skip-preflight", "--no-progress", "--sandbox-root", str(tmp_path / "sb")])
-    assert rc == 2, err.getvalue()
-    assert "judge_version 0.9 (recorded) vs" in err.getvalue()
+    rc, err, _ = _run_b_resume(tree, tmp_path, {"toolkit": {"judge_version": "0.9"}}, 100)
+    assert rc == 2, err
+    assert "judge_version 0.9 (recorded) vs" in err
 
 
 # -- verification and the media-hash check are on by default ---------------------------------------------

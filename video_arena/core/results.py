@@ -46,12 +46,26 @@ def read_bounded(path: Path, cap: int) -> tuple[bytes, int]:
     """(at most cap + 1 bytes of a regular file, its size).  The size is checked before reading, so a
     2 GB (sparse) file costs cap + 1 bytes of memory, never its size.  Raises OSError (a symlink or a
     folder is refused: O_NOFOLLOW)."""
+    return _read_regular(path, lambda size: (0, min(size, cap) + 1))
+
+
+def read_tail(path: Path, cap: int) -> tuple[bytes, int]:
+    """(the last `cap` bytes of a regular file, its size), with read_bounded's refusals (a symlink, a
+    folder; a FIFO is refused without blocking)."""
+    return _read_regular(path, lambda size: (max(0, size - cap), cap))
+
+
+def _read_regular(path: Path, span) -> tuple[bytes, int]:
+    """(the bytes span(size) = (offset, at most n) names of a regular file opened without following a
+    symlink or blocking, its size).  Raises OSError."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{Path(path).name} is not a regular file")
-        want = min(st.st_size, cap) + 1
+        offset, want = span(st.st_size)
+        if offset:
+            os.lseek(fd, offset, os.SEEK_SET)
         chunks, got = [], 0
         while got < want:
             b = os.read(fd, min(1 << 20, want - got))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,27 +115,9 @@ def text_tail(path: Path | None, cap: int = TEXT_CAP) -> tuple[str | None, bool]
     if path is None:
         return None, False
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        data, size = R.read_tail(path, cap)
     except OSError:
         return None, False
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None, False
-        size = st.st_size
-        os.lseek(fd, max(0, size - cap), os.SEEK_SET)
-        chunks, got = [], 0
-        while got < cap:
-            b = os.read(fd, min(1 << 20, cap - got))
-            if not b:
-                break
-            chunks.append(b)
-            got += len(b)
-        data = b"".join(chunks)
-    except OSError:
-        return None, False
-    finally:
-        os.close(fd)
     return data.decode("utf-8", "replace"), size > cap
 
 
