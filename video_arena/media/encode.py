@@ -25,7 +25,7 @@ PRESET = "ultrafast"
 #: sometimes coded a macroblock differently (same decoded pixels, other bytes) depending on what
 #: earlier encoders in the same process left in memory, so a rebuild was not always byte-identical
 #: (benchmarks/encode_determinism.py measures it; tests/unit/test_encode.py checks the shipped settings).
-#: ultrafast rather than veryfast: 0.6-0.9x the CPU of a whole render at 1.1-1.4x the bytes, with the same
+#: ultrafast rather than veryfast: 0.57-0.78x the CPU of a whole render at 1.07-1.43x the bytes, with the same
 #: fidelity (docs/CASES.md, "Encoder settings"; benchmarks/media_speed.py --compare-encoder measures it).
 X264_PARAMS = "aq-mode=0:mbtree=0"
 KEYFRAME_S = 120
