@@ -53,3 +53,11 @@ def test_cpu_override_only_on_small_hosts(monkeypatch):
     assert O.resource_args() == ["--override-cpus", "2"]
     monkeypatch.setattr(O.os, "cpu_count", lambda: 16)
     assert O.resource_args() == []
+
+
+def test_podman_jobs_run_one_after_another_docker_side_by_side():
+    from video_arena.harbor import oracle_check as OC
+
+    assert OC.side_by_side("docker", False) is True
+    assert OC.side_by_side("docker", True) is False
+    assert OC.side_by_side("podman", False) is False

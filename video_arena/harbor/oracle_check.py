@@ -208,6 +208,13 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
     return [t for got in results for t in got]
 
 
+def side_by_side(env_type: str, one_job_at_a_time: bool) -> bool:
+    """Whether the jobs run side by side: on Docker yes (unless asked not to); on Podman never: with four
+    jobs side by side a copy-mode upload once failed inside Podman's copier ("chdir .../merged/app: no
+    such file or directory", the container's root not mounted yet), so its jobs run one after another."""
+    return not one_job_at_a_time and env_type != "podman"
+
+
 def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, env_type: str) -> TrialCheck:
     """One trial of the first task with the NetProbe agent (video_arena/harbor/netprobe.py): ok only when
     the sandbox has no interface but lo, no route, and every TCP/DNS/UDP attempt failed."""
@@ -381,7 +388,8 @@ def main(argv: list[str] | None = None) -> int:
         datasets[protocol] = out
 
     trials = check_jobs(datasets, work / "jobs", stamp, media_root, a.n_concurrent, agents=agents,
-                        show_progress=not a.no_progress, side_by_side=not a.one_job_at_a_time, env_type=a.env)
+                        show_progress=not a.no_progress, side_by_side=side_by_side(a.env, a.one_job_at_a_time),
+                        env_type=a.env)
     print()
     print_table(trials)
     failed = [t for t in trials if not t.ok]
