@@ -56,7 +56,7 @@ def harbor_run(dataset_dir: Path, tree: Path, server: OpenAITestServer, jobs: Pa
     env.update(PYTHONPATH=os.pathsep.join([str(REPO / "agents"), str(REPO)]), OPENAI_BASE_URL=server.base_url,
                OPENAI_API_KEY="test-key")
     cmd = [harbor_executable(), "run", "-p", str(dataset_dir), "-a", "protocol_a_agent:ProtocolA",
-           "-m", "openai/test-model", "-n", "1", "-y", "--job-name", name, "-o", str(jobs),
+           "-m", "openai/test-model", "-n", "1" if only else "2", "-y", "--job-name", name, "-o", str(jobs),
            "--ak", "reasoning_effort=low", "--ak", "max_tokens=4000", "--ak", "timeout=60", *resource_args()]
     if only:
         cmd += ["-i", f"*{only}"]

@@ -14,7 +14,7 @@ so t - 1 can be after the moment.
 fight      at t the discs of every unit that died in the fight are gone (undone: those units still alive
            where they died); 1 s before its first death they are there (done too early: removed)
 
-All cases: VA_SC2_FRAME_CASES=20 (default 3).
+All cases: VA_SC2_FRAME_CASES=20 (default 2).
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.slow
 TASKS = paths.default_tasks_root()
 CASES_FILE = TASKS / "sc2" / "cases.json"
 CASE_IDS = [c["case_id"] for c in json.loads(CASES_FILE.read_text())["cases"]] if CASES_FILE.is_file() else []
-N_CASES = int(os.environ.get("VA_SC2_FRAME_CASES", "3"))
+N_CASES = int(os.environ.get("VA_SC2_FRAME_CASES", "2"))
 
 
 def _gt(cid):
