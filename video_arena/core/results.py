@@ -478,10 +478,18 @@ class Trial:
     def result_path(self) -> Path:
         return self.dir / "result.json"
 
-    def agent_run(self) -> tuple[RunRecord | None, str]:
-        """A Protocol A trial's agent/run.json (its agent/ folder is a native cell); (None, '') when
-        there is none."""
-        if not (self.agent_dir / RUN_FILE).is_file():
+    def agent_run_path(self, protocol: str | None) -> Path | None:
+        """agent/run.json when it is the toolkit's record: only in a Protocol A task (the Protocol A agent
+        writes it from the host). Any other agent has a shell in the container and /logs/agent is its to
+        write: a run.json there could forge a clean audit, a turn count or an answer digest. `protocol` is
+        the task's (verifier/judge.json, the dataset's case.json), never the file's own."""
+        path = self.agent_dir / RUN_FILE
+        return path if protocol == "A" and path.is_file() else None
+
+    def agent_run(self, protocol: str | None) -> tuple[RunRecord | None, str]:
+        """The toolkit's agent run record of a `protocol` task (`agent_run_path`: a Protocol A trial's
+        agent/ folder is a native cell); (None, '') when there is none."""
+        if self.agent_run_path(protocol) is None:
             return None, ""
         return read_run(self.agent_dir)
 

@@ -54,9 +54,7 @@ def cell_files(system: S.SystemScore, cell: S.Cell) -> CellFiles:
             logs = sorted(p for p in agent.rglob("*") if p.is_file() and p.suffix in (".txt", ".log")
                           and p.name not in ("reply.txt", "prompt.txt", "reasoning.txt")) + logs
         return CellFiles(dir=d, answer=t.answer_path,
-                         # a Protocol A trial's agent/run.json is the toolkit's record; any other agent
-                         # wrote its agent/ folder itself (the scorer's rule, harbor_jobs.trial_caveats)
-                         run=agent / R.RUN_FILE if cell.protocol == "A" and (agent / R.RUN_FILE).is_file() else None,
+                         run=t.agent_run_path(cell.protocol),
                          harbor_result=t.result_path, reply=_opt(agent / "reply.txt"),
                          prompt=_opt(agent / "prompt.txt"), receipt=_opt(agent / "receipt.json"),
                          frames_dir=agent / "frames" if (agent / "frames").is_dir() else None, logs=logs[:8])

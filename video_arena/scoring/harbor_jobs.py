@@ -124,11 +124,7 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
     one); any other agent's trajectory gets Protocol B's egress audit and its turns counted.  Returns
     the agent's run record when there is one."""
     agent = trial.agent_dir
-    # Only a Protocol A task's agent/run.json is the Protocol A agent's record (written from the host).
-    # Any other agent has a shell in the container and /logs/agent is its to write: a run.json there
-    # could forge a clean audit, a turn count or an answer digest, so its transcript is audited instead.
-    # The protocol is the task's (verifier/judge.json, the dataset's case.json), never the file's own.
-    rec, err = trial.agent_run() if cell.protocol == "A" else (None, "")
+    rec, err = trial.agent_run(cell.protocol)   # any other agent's transcript is audited instead
     if err:
         cell.warnings.append(f"trial {trial.dir.name}: agent/{err}")
     harbor_cond = CF.harbor_condition(trial.trial_config())
