@@ -69,7 +69,7 @@ class LoadSampler:
 
 def judge_seconds(dataset: Path) -> dict[str, float]:
     """task folder -> the judge's time on its oracle answer (best of 3), in this process."""
-    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.core.judge_loader import load_judge
 
     J = load_judge()
     out = {}
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     if a.env == "podman":
-        from video_arena.harbor.podman import load_image, podman_status
+        from video_arena.container_host.podman import load_image, podman_status
 
         ok, why = podman_status()
         if not ok:

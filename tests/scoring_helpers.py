@@ -9,7 +9,7 @@ from pathlib import Path
 
 from video_arena.digests import sha256_bytes
 from video_arena.paths import REPO_ROOT
-from video_arena.scoring.judge_loader import load_judge
+from video_arena.core.judge_loader import load_judge
 
 J = load_judge()
 

@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from video_arena.harbor.docker_host import NOT_RUN_MARKER, ensure_docker
+from video_arena.container_host.docker_host import NOT_RUN_MARKER, ensure_docker
 from video_arena.paths import REPO_ROOT
 
 # .ci/run prints this file's line after pytest when it says the Docker tests did not run.
@@ -69,7 +69,7 @@ def docker(request: pytest.FixtureRequest) -> str:
 def sandbox_image(docker) -> str:
     """The tag of a current `video-arena/base:latest` image (built here if needed), or of the image
     VA_IMAGE_TAG names (a candidate checked before it is tagged latest; used as it is)."""
-    from video_arena.harbor.image import DEFAULT_TAG, ImageBuildError, build_image, image_exists
+    from video_arena.container_host.image import DEFAULT_TAG, ImageBuildError, build_image, image_exists
 
     candidate = os.environ.get("VA_IMAGE_TAG", "")
     if candidate:
@@ -90,7 +90,7 @@ PODMAN_NOT_RUN_MARKER = "PODMAN E2E NOT RUN"
 def podman_image(request: pytest.FixtureRequest, sandbox_image) -> str:
     """The sandbox image loaded into rootful Podman (docker save | podman load), or a loud skip:
     `PODMAN E2E NOT RUN: <why>` immediately and in the summary. VA_REQUIRE_PODMAN=1 fails instead."""
-    from video_arena.harbor.podman import PodmanError, load_image, podman_status
+    from video_arena.container_host.podman import PodmanError, load_image, podman_status
 
     ok, reason = podman_status()
     if ok:

@@ -130,7 +130,7 @@ def sources(tmp_path_factory):
 
     # a Harbor job: two trials, rewards as the dataset's verifier writes them for this tree's truth
     import scoring_helpers as H
-    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.core.judge_loader import load_judge
     J = load_judge()
     job = H.make_job(tmp / "jobs", "2026-11-30__12-00-00", model="openai/m1")
     for case, answer in (("paShort1", oracle["paShort1"]), ("paLong02", half)):

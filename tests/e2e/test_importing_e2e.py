@@ -21,7 +21,7 @@ import pytest
 from video_arena import paths
 from video_arena.core.tasks import load_cases
 from video_arena.importing import cli as import_cli
-from video_arena.scoring.judge_loader import load_judge
+from video_arena.core.judge_loader import load_judge
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_tasks_env")]
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from video_arena.harbor.generate import Options, generate
-from video_arena.harbor.image import DEFAULT_TAG
+from video_arena.container_host.image import DEFAULT_TAG
 from video_arena.harbor.oracle_check import check_jobs, print_table
 from video_arena.harbor.validate import Validator, compose_available
 from video_arena.paths import REPO_ROOT

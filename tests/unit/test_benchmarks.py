@@ -27,7 +27,7 @@ pytestmark = pytest.mark.usefixtures("no_tasks_env")
 def test_bench_tree_is_a_valid_tasks_tree_with_every_game(tmp_path):
     """Every game gets exactly N cases (real ones first); the synthetic ones follow the game's own
     vocabulary and coordinate rule, and make-harbor + validate accept the whole tree."""
-    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.core.judge_loader import load_judge
 
     src = paths.default_tasks_root()
     tree = tmp_path / "tasks"

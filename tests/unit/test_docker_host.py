@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from video_arena.harbor import docker_host as D
-from video_arena.harbor import image as I
-from video_arena.harbor import image_cli
+from video_arena.container_host import docker_host as D
+from video_arena.container_host import image as I
+from video_arena.container_host import image_cli
 
 SLEEP, TOUCH = shutil.which("sleep"), shutil.which("touch")  # resolved before PATH is faked
 SEED_MODULES = {"numpy", "scipy", "pandas", "pillow", "opencv-python-headless", "scikit-image", "imageio",
@@ -86,8 +86,8 @@ def test_docker_cli_rejects_unknown_action_and_bad_timeout(capsys):
 
 def test_the_cli_table_routes_docker_and_image():
     from video_arena import cli
-    assert cli.COMMANDS["docker"][0] == "video_arena.harbor.docker_host:main"
-    assert cli.COMMANDS["image"][0] == "video_arena.harbor.image_cli:main"
+    assert cli.COMMANDS["docker"][0] == "video_arena.container_host.docker_host:main"
+    assert cli.COMMANDS["image"][0] == "video_arena.container_host.image_cli:main"
 
 
 def test_not_run_marker_is_the_line_ci_greps_for():

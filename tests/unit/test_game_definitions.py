@@ -11,7 +11,7 @@ from video_arena import paths
 from video_arena.core.instruction import render_instruction
 from video_arena.games import cli as games_cli
 from video_arena.games.base import game_names, load_definition
-from video_arena.scoring.judge_loader import load_judge
+from video_arena.core.judge_loader import load_judge
 
 GAMES = game_names()
 MARKER = re.compile(r"<!--|-->|A-ONLY|B-ONLY|\{\{|\}\}|\{%|%\}")

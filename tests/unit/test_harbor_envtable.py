@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 from video_arena.harbor import envtable as E
-from video_arena.harbor.netprobe import offline
+from video_arena.container_host.netprobe import offline
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "HARBOR.md"
 
@@ -57,7 +57,7 @@ def test_probe_verdict():
 
 
 def test_podman_status_names_what_is_missing(monkeypatch):
-    from video_arena.harbor import podman
+    from video_arena.container_host import podman
 
     monkeypatch.setattr(podman.shutil, "which", lambda name, path=None: None)
     ok, why = podman.podman_status()
@@ -65,7 +65,7 @@ def test_podman_status_names_what_is_missing(monkeypatch):
 
 
 def test_podman_env_puts_this_venv_first(monkeypatch, tmp_path):
-    from video_arena.harbor import podman
+    from video_arena.container_host import podman
 
     monkeypatch.setattr(podman, "containers_conf", lambda image="x": tmp_path / "c.conf")
     env = podman.harbor_env({"PATH": "/usr/bin"})

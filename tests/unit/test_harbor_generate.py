@@ -19,8 +19,8 @@ from video_arena.core import instruction_for
 from video_arena.games.cli import ANSWER_SEED_BYTES
 from video_arena.harbor import generate as G
 from video_arena.harbor import spec as S
-from video_arena.protocol_b.prompt import turn1_prompt
-from video_arena.scoring.judge_loader import load_judge
+from video_arena.core.prompts import turn1_prompt
+from video_arena.core.judge_loader import load_judge
 
 TREE = Path(__file__).resolve().parents[1] / "fixtures" / "harbor_tree"
 CASES = ("Fx7kQ2aB", "Gm4pR9zT")

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from video_arena.harbor import docker_host
+from video_arena.container_host import docker_host
 from video_arena.harbor import generate as G
-from video_arena.harbor import image as I
-from video_arena.harbor import image_cli
-from video_arena.harbor import registry as R
+from video_arena.container_host import image as I
+from video_arena.container_host import image_cli
+from video_arena.container_host import registry as R
 from video_arena.harbor import spec as S
 from video_arena.harbor import validate as V
 

@@ -1,4 +1,4 @@
-"""The build part of video_arena/harbor/image.py that needs no daemon: the size report, the build
+"""The build part of video_arena/container_host/image.py that needs no daemon: the size report, the build
 digest's inputs and the base's slimming."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from video_arena.harbor import image as I
+from video_arena.container_host import image as I
 
 HISTORY = (
     "0\t/bin/sh -c #(nop)  LABEL org.opencontainers.image.title=video-arena/base\n"

@@ -129,7 +129,7 @@ def test_the_reader_sees_the_package(graph):
     # the graph is not empty by accident: known arrows are found, relative and deferred ones included
     assert "video_arena.games.base" in graph
     assert "video_arena.games.base" in graph["video_arena.cases.build"]
-    assert "video_arena.harbor.registry" in graph["video_arena.harbor.image_cli"]
+    assert "video_arena.container_host.registry" in graph["video_arena.container_host.image_cli"]
 
 
 def test_games_never_import_cases(graph):

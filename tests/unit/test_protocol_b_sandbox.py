@@ -13,7 +13,7 @@ from video_arena import paths
 from video_arena.core import instruction_for, resolve, text_digest
 from video_arena.games.cli import ANSWER_SEED_BYTES
 from video_arena.protocol_b.preflight import PY_MODULES, run_preflight
-from video_arena.protocol_b.prompt import turn1_prompt
+from video_arena.core.prompts import turn1_prompt
 from video_arena.protocol_b.cell import TemplateError, fill_template, redact
 from video_arena.protocol_b.sandbox import (CELL_MARKER_ENV, SandboxError, agent_environment,
                                             check_sandbox_root, create_sandbox, forbidden_roots)

@@ -18,8 +18,10 @@ import pytest
 
 from video_arena.paths import REPO_ROOT
 from video_arena.scoring import cli
+from video_arena.scoring import cells as SC
 from video_arena.scoring import scorer as S
-from video_arena.scoring.judge_loader import load_judge
+from video_arena.scoring import statistics as SS
+from video_arena.core.judge_loader import load_judge
 
 J = load_judge()
 
@@ -216,7 +218,7 @@ def test_compare_shared_set_inverts_env_means(tree):
     sa, sb = score(a, tasks), score(b, tasks)
     own = sa.overall()["means"]["reward"] / sb.overall()["means"]["reward"]
     assert own == pytest.approx((1 / 3) / (2 / 3))  # 0.5x: A looks worse over each one's own games
-    cmp = S.compare(sa, sb)
+    cmp = SS.compare(sa, sb)
     assert cmp["shared_games"] == ["chess"]
     assert cmp["dropped_games"] == {"go": "B: 0/2 scored", "gomoku": "A: 0/2 scored"}
     r = cmp["overall_shared"]["reward"]
@@ -233,12 +235,12 @@ def test_compare_paired_interval_and_refuses_mixed_tolerances(tree):
     _fill(a, "chess", ids["chess"], [oracle(), half(), shifted(), half()])
     _fill(b, "chess", ids["chess"], [oracle(), half(), shifted(), half()])
     sa, sb = score(a, tasks), score(b, tasks)
-    cmp = S.compare(sa, sb)
+    cmp = SS.compare(sa, sb)
     # identical systems, identical cases: the paired bootstrap difference is exactly 0
     assert cmp["games"]["chess"]["reward"]["diff_ci95"] == [0.0, 0.0]
     sd = score(b, tasks, tolerance=5.0)
-    with pytest.raises(S.ScoringInputError, match="cannot compare"):
-        S.compare(sa, sd)
+    with pytest.raises(SC.ScoringInputError, match="cannot compare"):
+        SS.compare(sa, sd)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -500,7 +502,7 @@ def test_worked_example_aggregation(tmp_path):
 # the judge loader
 # ------------------------------------------------------------------------------------------------
 def test_load_judge_is_cached_under_a_stable_name_and_fails_clearly(tmp_path):
-    from video_arena.scoring import judge_loader as L
+    from video_arena.core import judge_loader as L
 
     j1, j2 = L.load_judge(), L.load_judge()
     assert j1 is j2 and j1.__name__ == L.MODULE_NAME and sys.modules[L.MODULE_NAME] is j1

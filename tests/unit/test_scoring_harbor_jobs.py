@@ -16,8 +16,8 @@ import pytest
 
 from video_arena.scoring import cli
 from video_arena.scoring import harbor_jobs as HJ
-from video_arena.scoring import scorer as S
-from video_arena.scoring.judge_loader import load_judge
+from video_arena.scoring import cells as SC
+from video_arena.core.judge_loader import load_judge
 
 J = load_judge()
 
@@ -80,7 +80,7 @@ def test_agent_timeout_scored_and_harness_exceptions_missing(tree, capsys):
     assert (ch.n_scored, ch.n_cases, ch.counts["missing"]) == (2, 4, 2)
     assert ch.means["reward"] == pytest.approx((1.0 + 2 / 3) / 2)       # the timed-out trial counts 1.0
     timed_out = next(x for x in ch.cells if x.case_id == c[0])
-    assert timed_out.status == S.STATUS_SCORED and timed_out.exception_type == "AgentTimeoutError"
+    assert timed_out.status == SC.STATUS_SCORED and timed_out.exception_type == "AgentTimeoutError"
     go = s.games["go"]
     assert go.n_scored == 0 and s.overall()["games"] == ["chess"] and "go" in s.dropped_games()
     assert s.harbor["missing_by_type"] == {"EnvironmentStartTimeoutError": 1, "RewardFileNotFoundError": 1,
@@ -107,10 +107,10 @@ def test_reward_valid_false_and_no_result_json_are_missing(tree):
     trial(job, "chess", c[2], ORACLE)
     s = score(job, tasks)
     cells = {x.case_id: x for x in s.games["chess"].cells}
-    assert cells[c[0]].status == S.STATUS_MISSING and cells[c[0]].reason == "reward_valid is false"
-    assert cells[c[1]].status == S.STATUS_MISSING and "no result.json" in cells[c[1]].reason
+    assert cells[c[0]].status == SC.STATUS_MISSING and cells[c[0]].reason == "reward_valid is false"
+    assert cells[c[1]].status == SC.STATUS_MISSING and "no result.json" in cells[c[1]].reason
     assert cells[c[1]].trial.startswith(f"chess-{c[1]}__")
-    assert cells[c[2]].status == S.STATUS_SCORED and cells[c[3]].reason == "not run (no trial folder)"
+    assert cells[c[2]].status == SC.STATUS_SCORED and cells[c[3]].reason == "not run (no trial folder)"
 
 
 def test_reward_mismatch_is_reported_and_exits_1(tree, capsys):
@@ -141,7 +141,7 @@ def test_missing_artifact_scores_zero_with_a_valid_reward(tree, tmp_path):
     s = score(job, tasks)
     g = s.games["chess"]
     cell0 = next(x for x in g.cells if x.case_id == c[0])
-    assert cell0.status == S.STATUS_SCORED and cell0.metric("reward") == 0.0
+    assert cell0.status == SC.STATUS_SCORED and cell0.metric("reward") == 0.0
     assert cell0.answer_state == "no_artifact" and cell0.zero_rows
     assert (g.n_scored, g.counts["zero_rows"], g.counts["format_error"]) == (2, 1, 0)
     assert g.means["reward"] == pytest.approx(0.5)
@@ -238,7 +238,7 @@ def test_judge_json_naming_another_case_is_missing_and_bad_paths_are_clear(tree,
     d = trial(job, "chess", c[1], ORACLE)
     s = score(job, tasks)
     bad = next(x for x in s.games["chess"].cells if x.case_id == c[0])
-    assert bad.status == S.STATUS_MISSING and "judge.json names case_id" in bad.reason
+    assert bad.status == SC.STATUS_MISSING and "judge.json names case_id" in bad.reason
     assert cli.main([str(jobs), "--tasks-root", str(tasks), "--quiet"]) == 2
     assert "holds Harbor jobs (jc): pass one job folder" in capsys.readouterr().err
     assert cli.main([str(d), "--tasks-root", str(tasks), "--quiet"]) == 2

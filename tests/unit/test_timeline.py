@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from video_arena.scoring import timeline
-from video_arena.scoring.judge_loader import load_judge
+from video_arena.core.judge_loader import load_judge
 
 SPEC = {"game": "chess", "sides": ["white", "black"],
         "event_types": ["move", "capture", "castle", "promotion", "check", "checkmate"],

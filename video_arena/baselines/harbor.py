@@ -57,9 +57,9 @@ class PerceptionAgent(BaseAgent):  # type: ignore[misc,valid-type]
 
 def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tasks_root: Path) -> str:
     """Generate a Protocol B dataset (--net docker), run the agent on it, score the job; a note line."""
-    from video_arena.harbor.docker_host import ensure_docker
+    from video_arena.container_host.docker_host import ensure_docker
     from video_arena.harbor.generate import Options, generate
-    from video_arena.harbor.image import image_exists
+    from video_arena.container_host.image import image_exists
     from video_arena.harbor import oracle_check as OC
     from video_arena.harbor import spec as S
     from video_arena.scoring.harbor_jobs import score_any

@@ -172,7 +172,7 @@ def grid_for(media: Path):
 
 def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[str], limit: int | None) -> dict:
     """oracle, nop and grid-ceiling folders; returns {game: [recall bound per case]}."""
-    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.core.judge_loader import load_judge
 
     J = load_judge()
     bounds: dict[str, list[float]] = {}
@@ -403,7 +403,7 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
 def perception_findings(score, games: list[str], results: Path, tasks_root: Path) -> list[str]:
     """One line per case the perception agent did not read perfectly: the events it missed and the
     events it read that the ground truth lacks (time, type, actor, where)."""
-    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.core.judge_loader import load_judge
 
     J = load_judge()
     rows = []
@@ -564,7 +564,7 @@ def check_reportable(folder: str, s) -> None:
 
 
 def draw_pictures(results: Path, tasks_root: Path, games: list[str], pics: Path, doc_dir: Path) -> dict[str, str]:
-    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.core.judge_loader import load_judge
     from video_arena.scoring.timeline import draw_timeline
 
     J = load_judge()

@@ -15,7 +15,8 @@ from typing import Any
 
 from video_arena.core import results as R
 from video_arena.protocol_b.cell import redact
-from video_arena.scoring import scorer as S
+from video_arena.scoring import cells as SC
+from video_arena.scoring import statistics as SS
 
 #: The most of any text file the site shows (a log's tail, a reply's head).
 TEXT_CAP = 64 * 1024
@@ -44,7 +45,7 @@ class CellFiles:
     logs: list[Path] = field(default_factory=list)
 
 
-def cell_files(system: S.SystemScore, cell: S.Cell) -> CellFiles:
+def cell_files(system: SS.SystemScore, cell: SC.Cell) -> CellFiles:
     trial = getattr(cell, "trial", "")
     if system.harbor is not None and trial:
         t = R.Trial(dir=system.results / trial, result=None, config=None)

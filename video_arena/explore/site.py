@@ -42,7 +42,9 @@ from video_arena.core import results as R
 from video_arena.explore import cells as C
 from video_arena.explore import stills as ST
 from video_arena.scoring import caveats as CV
-from video_arena.scoring import scorer as S
+from video_arena.scoring import cells as SC
+from video_arena.scoring import output as SO
+from video_arena.scoring import statistics as SS
 
 SITE_MARKER = ".video-arena-explore"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -55,7 +57,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 class CellView:
     system: str
     system_index: int
-    cell: S.Cell
+    cell: SC.Cell
     files: C.CellFiles
     status: str
     scores: dict[str, float | None]
@@ -86,9 +88,9 @@ def _ci(ci) -> str:
     return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def cell_caveats(cell: S.Cell) -> list[str]:
+def cell_caveats(cell: SC.Cell) -> list[str]:
     """What makes a cell less than a clean measurement: the scorer's own caveat fields (caveats.py)."""
-    out = [] if cell.status == S.STATUS_SCORED else [cell.status]
+    out = [] if cell.status == SC.STATUS_SCORED else [cell.status]
     if cell.degraded:
         out.append("degraded" + (f" ({cell.degradations})" if cell.degradations else ""))
     if cell.truncated:
@@ -107,7 +109,7 @@ def cell_caveats(cell: S.Cell) -> list[str]:
         out.append(f"{cell.n_allow_paths} allowed path(s)")
     if cell.preflight_warned:
         out.append(f"{cell.preflight_warnings} preflight warning(s)")
-    if cell.zero_rows and cell.status == S.STATUS_SCORED:
+    if cell.zero_rows and cell.status == SC.STATUS_SCORED:
         out.append("0 rows")
     if cell.record and cell.record.get("format_error"):
         out.append("format error")
@@ -130,7 +132,7 @@ def case_page(game: str, case_id: str) -> str:
 # work done in worker processes (matplotlib, Pillow)
 # --------------------------------------------------------------------------------------------------
 def _draw_timeline(job: tuple[str, bytes | None, dict[str, Any], str, float, str]) -> str:
-    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.core.judge_loader import load_judge
     from video_arena.scoring.timeline import draw_timeline
 
     gt_path, answer, record, out, neutral, title = job
@@ -191,10 +193,10 @@ def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | 
         systems[0].label, systems[1].label = "A:" + systems[0].label, "B:" + systems[1].label
     for s in systems:  # the same refusal as `video-arena score`
         if s.mixed and not allow_mixed:
-            raise S.MixedError(f"REFUSED: {s.label} holds cells of more than one measurement "
+            raise SS.MixedError(f"REFUSED: {s.label} holds cells of more than one measurement "
                                f"(--allow-mixed shows it as a DIAGNOSTIC)", s.mixed)
     root = systems[0].tasks_root
-    comparison = S.compare(systems[0], systems[1], allow_mixed=allow_mixed) if len(systems) == 2 else None
+    comparison = SS.compare(systems[0], systems[1], allow_mixed=allow_mixed) if len(systems) == 2 else None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
     try:
@@ -229,7 +231,7 @@ def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | 
 
 
 def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.StillSource"):
-    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.core.judge_loader import load_judge
     from video_arena.scoring.timeline import _norm_rows
 
     J = load_judge()
@@ -239,19 +241,19 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
     neutral: dict[str, float] = {}
     for si, s in enumerate(systems):
         for cell in s.cells():
-            if cell.status == S.STATUS_MISSING and not R.cell_dir(s.results, cell.game, cell.case_id).is_dir() \
+            if cell.status == SC.STATUS_MISSING and not R.cell_dir(s.results, cell.game, cell.case_id).is_dir() \
                     and not getattr(cell, "trial", ""):
                 continue  # never ran: listed on the game page, no case column
             files = C.cell_files(s, cell)
             run = C.read_json(files.run)
             v = CellView(system=s.label, system_index=si, cell=cell, files=files, status=cell.status,
-                         scores={m: cell.metric(m) for m in S.METRICS}, caveats=cell_caveats(cell),
+                         scores={m: cell.metric(m) for m in SC.METRICS}, caveats=cell_caveats(cell),
                          run=scrub.record(run) if run else None,
                          harbor_result=scrub.record(C.read_json(files.harbor_result)) if files.harbor_result else None)
             v.label = s.label + (f" · {cell.trial}" if getattr(cell, "trial", "") else "")
             gt_path = root / cell.game / "gt" / f"{cell.case_id}.json"
             if cell.record is not None and gt_path.is_file():
-                answer = None if cell.zero_rows and cell.answer_state in S.NO_ANSWER_STATES else \
+                answer = None if cell.zero_rows and cell.answer_state in SC.NO_ANSWER_STATES else \
                     C.read_bounded(files.answer, CV.MAX_ANSWER_BYTES)
                 try:
                     gt = J.load_gt(gt_path)
@@ -316,7 +318,7 @@ def _run_parallel(timeline_jobs: list[tuple], thumb_jobs: dict[str, Path], n_job
 def _write_pages(env: jinja2.Environment, tmp: Path, systems, views, comparison, scrub: C.Scrubber) -> int:
     n = 0
     conditions = [s.conditions() for s in systems]  # the dimensions `score` refuses to mix
-    score_rows = S.csv_rows(systems)
+    score_rows = SO.csv_rows(systems)
     games = sorted({g for s in systems for g in s.games})
     common = {"systems": systems, "games": games}
     page = env.get_template("index.html.j2").render(
@@ -381,12 +383,12 @@ def main(argv: list[str] | None = None) -> int:
         summary = build_site(sources, a.out, tasks_root=a.tasks_root, jobs=a.jobs, cache_dir=a.cache_dir,
                              extract_stills=a.extract_stills, allow_mixed=a.allow_mixed,
                              exclude_flagged=a.exclude_flagged)
-    except S.MixedError as exc:
+    except SS.MixedError as exc:
         print(f"video-arena explore: {exc.what}; they differ in:", file=sys.stderr)
         for d in exc.differences:
             print(f"  {d}", file=sys.stderr)
         return 2
-    except (SiteError, S.ScoringInputError, FileNotFoundError) as exc:
+    except (SiteError, SC.ScoringInputError, FileNotFoundError) as exc:
         print(f"video-arena explore: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

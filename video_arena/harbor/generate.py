@@ -44,8 +44,8 @@ from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
 from video_arena.harbor import spec as S
-from video_arena.harbor.registry import check_base_image, is_pinned
-from video_arena.scoring.judge_loader import load_judge
+from video_arena.container_host.registry import check_base_image, is_pinned
+from video_arena.core.judge_loader import load_judge
 from video_arena.cli_args import comma_list
 
 GENERATOR = "video-arena make-harbor"

@@ -92,12 +92,12 @@ def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_r
     """`harbor run` of one agent on one dataset.  Its output goes to jobs/<job>.harbor-output.log when
     `to_log` (jobs running side by side) or a progress bar is on the terminal (Harbor's live display
     would fight it); the log's end is printed if it fails.  `env_type` podman: `-e podman`, with this
-    interpreter's podman-compose first on PATH (video_arena/harbor/podman.py)."""
+    interpreter's podman-compose first on PATH (video_arena/container_host/podman.py)."""
     cmd = [harbor_executable(), "run", "-p", str(dataset), "-a", agent, "-n", str(n_concurrent), "-y",
            "--job-name", job_name, "-o", str(jobs_dir), *resource_args(), *extra]
     env = harbor_env(media_root)
     if env_type != "docker":
-        from video_arena.harbor import podman
+        from video_arena.container_host import podman
 
         cmd += ["-e", env_type]
         env = podman.harbor_env(env)
@@ -216,13 +216,13 @@ def side_by_side(env_type: str, one_job_at_a_time: bool) -> bool:
 
 
 def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, env_type: str) -> TrialCheck:
-    """One trial of the first task with the NetProbe agent (video_arena/harbor/netprobe.py): ok only when
+    """One trial of the first task with the NetProbe agent (video_arena/container_host/netprobe.py): ok only when
     the sandbox has no interface but lo, no route, and every TCP/DNS/UDP attempt failed."""
-    from video_arena.harbor.netprobe import offline
+    from video_arena.container_host.netprobe import offline
 
     first = sorted(t.name for t in dataset.iterdir() if (t / "task.toml").is_file())[0]
     job = f"va-netprobe-{stamp}"
-    rc = run_harbor(dataset, "video_arena.harbor.netprobe:NetProbe", job, jobs_dir, media_root, 1,
+    rc = run_harbor(dataset, "video_arena.container_host.netprobe:NetProbe", job, jobs_dir, media_root, 1,
                     to_log=True, env_type=env_type, extra=("-i", first))
     docs = [json.loads(p.read_text()) for p in (jobs_dir / job).glob("*/agent/netprobe.json")]
     if rc != 0 or len(docs) != 1:
@@ -234,8 +234,8 @@ def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, e
 
 def docker_and_image(tag: str, rebuild: bool) -> int:
     """Steps 1 and 2: Docker usable, the image built or reused; 0, or 2 with the reason on stderr."""
-    from video_arena.harbor.docker_host import ensure_docker
-    from video_arena.harbor.image import build_image, image_exists
+    from video_arena.container_host.docker_host import ensure_docker
+    from video_arena.container_host.image import build_image, image_exists
 
     ok, why = ensure_docker(echo=print)
     if not ok:
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         return rc
     media_mode = "mount"
     if a.env == "podman":
-        from video_arena.harbor.podman import PodmanError, load_image, podman_status
+        from video_arena.container_host.podman import PodmanError, load_image, podman_status
 
         ok, why = podman_status()
         if not ok:

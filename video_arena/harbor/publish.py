@@ -162,7 +162,7 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
     """One Harbor job of this dataset: per agent, trials, Harbor's mean reward, the natively re-judged
     mean and the disagreements (the scorer re-judges every collected answer with judge/judge.py)."""
     from video_arena.scoring.harbor_jobs import score_job
-    from video_arena.scoring.scorer import ScoringInputError
+    from video_arena.scoring.cells import ScoringInputError
 
     if not (job / "config.json").is_file():
         raise PublishError(f"{job} is not a Harbor job folder (no config.json)")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from video_arena.core.instruction import instruction_for
-from video_arena.protocol_b.prompt import turn1_prompt
+from video_arena.core.prompts import turn1_prompt
 
 #: The Harbor organisation part of every task name: `video-arena/<game>-<case_id>`.
 TASK_ORG = "video-arena"

@@ -60,8 +60,8 @@ from video_arena.digests import sha256_bytes, sha256_file
 from video_arena.core import load_game
 from video_arena.harbor.generate import (Options, media_world_readable, task_context, template_env,
                                          templates_dir)
-from video_arena.harbor.registry import check_base_image, is_pinned
-from video_arena.scoring.judge_loader import load_judge
+from video_arena.container_host.registry import check_base_image, is_pinned
+from video_arena.core.judge_loader import load_judge
 
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 _DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")

@@ -27,7 +27,7 @@ from video_arena.core.instruction import instruction_for, text_digest
 from video_arena.core.tasks import resolve
 from video_arena.protocol_b.audit import audit_files, turns_reported
 from video_arena.protocol_b.isolation import MODE_BWRAP, Isolation
-from video_arena.protocol_b.prompt import turn1_prompt
+from video_arena.core.prompts import turn1_prompt
 from video_arena.protocol_b.sandbox import agent_environment, create_sandbox
 from video_arena.protocol_b.spawn import (LOG_RUNNER, LOG_STDERR, LOG_STDOUT, START_WRAPPER, LogPump, first_word,
                                           read_start, run_isolated, run_shepherd)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from video_arena import paths
-from video_arena.protocol_b.prompt import SANDBOX_FILES
+from video_arena.core.prompts import SANDBOX_FILES
 
 CONTAINER_PREFIX = "va-b-"
 CELL_MARKER_ENV = "VIDEO_ARENA_B_CELL"

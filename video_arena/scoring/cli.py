@@ -23,7 +23,9 @@ from typing import Any
 
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import harbor_jobs as HJ
-from video_arena.scoring import scorer as S
+from video_arena.scoring import cells as SC
+from video_arena.scoring import output as SO
+from video_arena.scoring import statistics as SS
 
 
 def _f(v: float | None, nd: int = 3) -> str:
@@ -34,7 +36,7 @@ def _ci(ci) -> str:
     return "" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def format_system(s: S.SystemScore) -> str:
+def format_system(s: SS.SystemScore) -> str:
     lines = []
     models = ", ".join(f"{m} ({n})" for m, n in s.models().items()) or "-"
     protos = ", ".join(f"{p} ({n})" for p, n in s.protocols().items()) or "-"
@@ -44,12 +46,12 @@ def format_system(s: S.SystemScore) -> str:
         lines += HJ.format_lines(s)
     if s.tolerance_diagnostic:
         lines.append(f"  DIAGNOSTIC: scored at a {s.tolerance_s:g} s tolerance; not a benchmark score "
-                     f"(the benchmark tolerance is {S.BENCHMARK_TOLERANCE_S:g} s)")
+                     f"(the benchmark tolerance is {SC.BENCHMARK_TOLERANCE_S:g} s)")
     if s.mixed:
         lines.append("  DIAGNOSTIC (--allow-mixed): these cells are not one measurement; never report this table "
                      "as a benchmark number. They differ in:")
         lines += [f"    {m}" for m in s.mixed]
-    n_a = sum(1 for c in s.cells() if c.protocol == "A" and c.status != S.STATUS_MISSING)
+    n_a = sum(1 for c in s.cells() if c.protocol == "A" and c.status != SC.STATUS_MISSING)
     if not s.requests_verified and n_a:
         lines.append(f"  CAVEAT (--no-verify-requests): {n_a} Protocol A cell(s) scored without rebuilding their "
                      f"requests from the condition file, case and receipt")
@@ -74,7 +76,7 @@ def format_system(s: S.SystemScore) -> str:
         t3 = f"{_f(gs.means['t3_macro_acc'])} ({gs.n['t3_macro_acc']})"
         trials = f" {f'{gs.n_scored}/{len(gs.cells)}':>7}" if multi else ""
         ovfl = CV.n_context_overflow(gs.cells)
-        lines.append(f"  {g:<11} {f'{gs.n_scored_cases}/{gs.n_cases}':>7}{trials} {c['zero_rows']:>5} {c[S.STATUS_MISSING]:>4} "
+        lines.append(f"  {g:<11} {f'{gs.n_scored_cases}/{gs.n_cases}':>7}{trials} {c['zero_rows']:>5} {c[SC.STATUS_MISSING]:>4} "
                      f"{ovfl:>4} {excl:>4} {c['format_error']:>3}  {_f(gs.means['reward']):>6} {_ci(gs.ci['reward']):<16}  "
                      f"{_f(gs.means['t1_f1']):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
     o = s.overall()
@@ -92,7 +94,7 @@ def format_system(s: S.SystemScore) -> str:
         lines.append("  dropped from the overall mean: " + "; ".join(f"{g} {why}" for g, why in dropped.items()))
     if s.no_case_games:
         lines.append(f"  no cases in the tasks tree: {', '.join(s.no_case_games)}")
-    excluded = [c for c in s.cells() if c.status in S.EXCLUDED]
+    excluded = [c for c in s.cells() if c.status in SC.EXCLUDED]
     for c in excluded[:20]:
         lines.append(f"  excluded {c.game}/{c.case_id}: {c.status}: {c.reason}")
     if len(excluded) > 20:
@@ -122,11 +124,11 @@ def _tally_str(t: dict[str, int]) -> str:
     return ", ".join(f"{k} ({v})" for k, v in t.items()) or "-"
 
 
-def caveat_rows(s: S.SystemScore) -> list[tuple[str, dict[str, Any]]]:
+def caveat_rows(s: SS.SystemScore) -> list[tuple[str, dict[str, Any]]]:
     return [(g, gs.caveats()) for g, gs in s.games.items()] + [("overall", s.caveats())]
 
 
-def format_caveats(s: S.SystemScore) -> list[str]:
+def format_caveats(s: SS.SystemScore) -> list[str]:
     """The caveat block under the table: per game and overall, the counts of scored cells that are not a
     clean measurement (docs/SCORING.md, "Caveats")."""
     hdr = (f"  {'caveats':<11} {'scored':>7} {'0-row':>5} {'degraded':>8} {'truncated':>9} {'multi-block':>11} "
@@ -228,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "case and receipt, or whose stills were sampled from other media (the default)")
     ap.add_argument("--no-verify-requests", dest="verify_requests", action="store_false",
                     help="Protocol A: do not rebuild the requests (shown as a caveat above the table)")
-    ap.add_argument("--tolerance", type=float, default=S.BENCHMARK_TOLERANCE_S,
+    ap.add_argument("--tolerance", type=float, default=SC.BENCHMARK_TOLERANCE_S,
                     help="matching tolerance in s (default 3; anything else is labelled a DIAGNOSTIC)")
     ap.add_argument("--allow-mixed", action="store_true",
                     help="print a table whose cells differ in condition, model, protocol, tolerance or reasoning "
@@ -264,19 +266,19 @@ def main(argv: list[str] | None = None) -> int:
                 systems[0].label, systems[1].label = "A:" + systems[0].label, "B:" + systems[1].label
         for s in systems:
             if s.mixed and not a.allow_mixed:
-                raise S.MixedError(f"REFUSED: {s.label} holds cells of more than one measurement "
+                raise SS.MixedError(f"REFUSED: {s.label} holds cells of more than one measurement "
                                    f"(--allow-mixed prints it as a DIAGNOSTIC)", s.mixed)
-        comparison = S.compare(systems[0], systems[1], allow_mixed=a.allow_mixed) if a.compare else None
-    except S.MixedError as exc:
+        comparison = SS.compare(systems[0], systems[1], allow_mixed=a.allow_mixed) if a.compare else None
+    except SS.MixedError as exc:
         print(f"video-arena score: {exc.what}; they differ in:", file=sys.stderr)
         for d in exc.differences:
             print(f"  {d}", file=sys.stderr)
         return 2
-    except S.ScoringInputError as exc:
+    except SC.ScoringInputError as exc:
         print(f"video-arena score: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # judge missing, tasks tree unreadable
-        from video_arena.scoring.judge_loader import JudgeUnavailable
+        from video_arena.core.judge_loader import JudgeUnavailable
         if isinstance(exc, (JudgeUnavailable, FileNotFoundError)):
             print(f"video-arena score: {exc}", file=sys.stderr)
             return 2
@@ -301,10 +303,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.json:
         p = Path(a.json)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(S.to_json(systems, comparison), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        p.write_text(json.dumps(SO.to_json(systems, comparison), indent=1, allow_nan=False) + "\n", encoding="utf-8")
         print(f"wrote {p}")
     if a.csv:
-        write_csv(Path(a.csv), S.csv_rows(systems), S.CSV_FIELDS)
+        write_csv(Path(a.csv), SO.csv_rows(systems), SO.CSV_FIELDS)
         print(f"wrote {a.csv}")
     if a.cells_csv:
         rows = [dict(c.to_row(), system=s.label) for s in systems for c in s.cells()]
@@ -340,11 +342,11 @@ def judge_main(argv: list[str] | None = None) -> int:
                                  description="Judge one answer against one ground truth; prints the judge's record as JSON.")
     ap.add_argument("gt", help="ground-truth JSON (tasks/<game>/gt/<case_id>.json)")
     ap.add_argument("answer", help="answer JSON ({\"events\": [...]}); a missing file scores 0.0")
-    ap.add_argument("--tolerance", type=float, default=S.BENCHMARK_TOLERANCE_S,
+    ap.add_argument("--tolerance", type=float, default=SC.BENCHMARK_TOLERANCE_S,
                     help="matching tolerance in s (default 3; anything else is a diagnostic)")
     ap.add_argument("--summary", action="store_true", help="print the four scores only (Harbor's reward.json)")
     a = ap.parse_args(argv)
-    from video_arena.scoring.judge_loader import JudgeUnavailable, load_judge
+    from video_arena.core.judge_loader import JudgeUnavailable, load_judge
     try:
         J = load_judge()
     except JudgeUnavailable as exc:

@@ -18,7 +18,9 @@ from video_arena.core import condition_fields as CF
 from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.scoring import caveats as CV
+from video_arena.scoring import cells as SC
 from video_arena.scoring import scorer as S
+from video_arena.scoring import statistics as SS
 
 #: Exceptions with which the *agent* stopped and the verifier still graded what it left (the
 #: equivalents of a native run's `timeout` and `agent_error` stops, which are scored): the trial is
@@ -59,17 +61,17 @@ def _not_a_source_hint(p: Path) -> str | None:
     return None
 
 
-def score_any(path: str | Path, tasks_root: str | Path | None = None, **kw) -> S.SystemScore:
+def score_any(path: str | Path, tasks_root: str | Path | None = None, **kw) -> SS.SystemScore:
     """`video-arena score`'s entry: a Harbor job folder or a native results folder."""
     p = Path(path).expanduser()
     if is_harbor_job(p):
         return score_job(p, tasks_root, **kw)
     try:
         return S.score_results(p, tasks_root, **kw)
-    except S.ScoringInputError as exc:
+    except SC.ScoringInputError as exc:
         hint = _not_a_source_hint(p)
         if hint:
-            raise S.ScoringInputError(hint) from exc
+            raise SC.ScoringInputError(hint) from exc
         raise
 
 
@@ -77,7 +79,7 @@ def score_any(path: str | Path, tasks_root: str | Path | None = None, **kw) -> S
 # one trial
 # --------------------------------------------------------------------------------------------------
 @dataclass
-class HarborCell(S.Cell):
+class HarborCell(SC.Cell):
     trial: str = ""
     attempt: int | None = None
     exception_type: str | None = None
@@ -131,7 +133,7 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
     if rec is not None:
         CV.read_run_caveats(cell, rec.as_read())
         CV.read_run_conduct(cell, rec.as_read())
-        S.read_attempts(cell, rec, None)
+        SC.read_attempts(cell, rec, None)
         cell.condition = {**harbor_cond, **cell.condition}
         return rec
     cell.condition = harbor_cond
@@ -151,7 +153,7 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
 
 def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_error: str,
                 tolerance: float, verifier=None, exclude_flagged: bool = False) -> HarborCell:
-    cell = HarborCell(game=game, case_id=case_id, status=S.STATUS_MISSING, trial=trial.dir.name,
+    cell = HarborCell(game=game, case_id=case_id, status=SC.STATUS_MISSING, trial=trial.dir.name,
                       protocol=trial.protocol, model=trial.model)
     if trial.result is None:
         cell.reason = trial.error
@@ -188,42 +190,42 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
         cell.reason = "reward_valid is false"
         return cell
     check = verifier if cell.protocol == "A" and trial.agent_dir.is_dir() else None
-    if not S.passes_gates(cell, check, trial.agent_dir, gt, gt_error):
+    if not SC.passes_gates(cell, check, trial.agent_dir, gt, gt_error):
         return cell
     if exclude_flagged and cell.audit_flagged:
-        S.exclude_as_flagged(cell)
+        SC.exclude_as_flagged(cell)
         return cell
     if trial.judge_error:
         cell.warnings.append(f"trial {trial.dir.name}: the verifier reported an error ({trial.judge_error}); "
                              f"re-judged here")
     answer = trial.answer_path
     absent = not (answer.is_file() or answer.is_symlink())
-    if absent and agent_run is not None and agent_run.ran and agent_run.answer_state not in S.NO_ANSWER_STATES:
+    if absent and agent_run is not None and agent_run.ran and agent_run.answer_state not in SC.NO_ANSWER_STATES:
         # The Protocol A agent's own record says it left an answer: a vanished artifact is an integrity
         # error naming the trial, as in a native cell, not a 0.0
-        cell.status = S.STATUS_CORRUPT
+        cell.status = SC.STATUS_CORRUPT
         cell.answer_check = "absent"
         cell.reason = (f"INTEGRITY: trial {trial.dir.name}: the answer artifact is missing, the agent's run.json "
                        f"says it left one (answer_state {agent_run.answer_state}); not scored")
         cell.warnings.append(cell.reason)
         return cell
     if absent:
-        cell.status = S.STATUS_SCORED
+        cell.status = SC.STATUS_SCORED
         cell.answer_state = "no_artifact"
         cell.answer_check = "n/a"
         cell.zero_rows = True
         cell.reason = "no answer artifact (never written or not collected): 0.0"
         cell.record = J.judge(gt, None, tolerance=tolerance)
     else:
-        data = S.read_answer(cell, answer, agent_run.answer_sha256 if agent_run is not None else None,
+        data = SC.read_answer(cell, answer, agent_run.answer_sha256 if agent_run is not None else None,
                              label=f"trial {trial.dir.name}: answer artifact")
-        if cell.status == S.STATUS_CORRUPT:
+        if cell.status == SC.STATUS_CORRUPT:
             cell.warnings.append(cell.reason)
             return cell
-        S.judge_answer(J, cell, gt, data, tolerance)
+        SC.judge_answer(J, cell, gt, data, tolerance)
     if cell.exception_type:
         cell.reason = f"{cell.exception_type}: scored on what the agent left"
-    if abs(tolerance - S.BENCHMARK_TOLERANCE_S) < 1e-9:  # Harbor's verifier judges at the benchmark's
+    if abs(tolerance - SC.BENCHMARK_TOLERANCE_S) < 1e-9:  # Harbor's verifier judges at the benchmark's
         cell.reward_mismatch = reward_mismatch(rewards, J.reward_of(cell.record))
     return cell
 
@@ -251,27 +253,27 @@ def _job_facts(job: Path, cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
-              tolerance: float = S.BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
+              tolerance: float = SC.BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
               verify_requests: bool = True, judge_mod=None, progress: bool | None = None,
-              label: str | None = None, exclude_flagged: bool = False) -> S.SystemScore:
+              label: str | None = None, exclude_flagged: bool = False) -> SS.SystemScore:
     """Score a Harbor job folder against a tasks tree (same arguments as scorer.score_results)."""
-    from video_arena.scoring.judge_loader import load_judge
+    from video_arena.core.judge_loader import load_judge
 
     job = Path(job).expanduser()
     if not is_harbor_job(job):
-        raise S.ScoringInputError(f"{job} is not a Harbor job folder (config.json plus trial folders)")
+        raise SC.ScoringInputError(f"{job} is not a Harbor job folder (config.json plus trial folders)")
     try:
         root = paths.tasks_root(tasks_root)
     except FileNotFoundError as exc:
-        raise S.ScoringInputError(str(exc)) from exc
+        raise SC.ScoringInputError(str(exc)) from exc
     if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
-        raise S.ScoringInputError(f"tolerance must be a finite number >= 0, not {tolerance!r}")
+        raise SC.ScoringInputError(f"tolerance must be a finite number >= 0, not {tolerance!r}")
     if n_boot < 0:
-        raise S.ScoringInputError("--bootstrap must be >= 0")
+        raise SC.ScoringInputError("--bootstrap must be >= 0")
     facts = _job_facts(job, R.read_job_config(job))
     J = judge_mod or load_judge()
-    verifier = S.load_verifier(root) if verify_requests else None
-    gt_check = S.GroundTruthCheck(root)
+    verifier = SC.load_verifier(root) if verify_requests else None
+    gt_check = SC.GroundTruthCheck(root)
     warnings: list[str] = []
 
     case_lists: dict[str, list[str]] = {}
@@ -280,7 +282,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
         try:
             ids = [c["case_id"] for c in T.load_cases(game, root)]
         except T.TasksTreeError as exc:
-            raise S.ScoringInputError(str(exc)) from exc
+            raise SC.ScoringInputError(str(exc)) from exc
         if ids:
             case_lists[game] = ids
         else:
@@ -301,7 +303,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
         warnings.append(f"{len(strays)} trial(s) whose task is not a case of the tasks tree {root}, ignored: "
                         f"{', '.join(strays[:5])}{' ...' if len(strays) > 5 else ''}")
     if not by_case:
-        raise S.ScoringInputError(
+        raise SC.ScoringInputError(
             f"{job}: no trial is a case of the tasks tree {root} (task names video-arena/<game>-<case_id>); "
             f"pass the tasks tree the dataset was generated from with --tasks-root")
 
@@ -310,11 +312,11 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
         from tqdm import tqdm
         bar = tqdm(total=len(dirs) - len(strays), desc=f"scoring {job.name}", unit="trial",
                    disable=None if progress is None else False, leave=False)
-    games: dict[str, S.GameScore] = {}
+    games: dict[str, SS.GameScore] = {}
     k = facts["n_attempts"]
     try:
         for game, ids in case_lists.items():
-            cells: list[S.Cell] = []
+            cells: list[SC.Cell] = []
             for case_id in ids:
                 trials = sorted(by_case.get((game, case_id), []),
                                 key=lambda t: (str((t.result or {}).get("started_at") or "~"), t.dir.name))
@@ -326,46 +328,46 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
                 for i, t in enumerate(trials, 1):
                     c = score_trial(J, t, game, case_id, gt, gt_error, float(tolerance), verifier, exclude_flagged)
                     if corrupt and c.reason.startswith("ground truth unusable"):
-                        S.mark_gt_corrupt(c, gt_error)
+                        SC.mark_gt_corrupt(c, gt_error)
                     c.attempt = i
                     warnings.extend(f"{game}/{case_id}: {w}" for w in c.warnings)
                     cells.append(c)
                     if bar is not None:
                         bar.update(1)
                 for i in range(len(trials) + 1, k + 1):
-                    cells.append(HarborCell(game=game, case_id=case_id, status=S.STATUS_MISSING, attempt=i,
+                    cells.append(HarborCell(game=game, case_id=case_id, status=SC.STATUS_MISSING, attempt=i,
                                             reason="not run (no trial folder)" if not trials
                                             else "attempt not run (no trial folder)"))
-            games[game] = S.aggregate_game(game, len(ids), cells, n_boot, seed)
+            games[game] = SS.aggregate_game(game, len(ids), cells, n_boot, seed)
     finally:
         if bar is not None:
             bar.close()
 
-    system = S.SystemScore(results=job, tasks_root=root, tolerance_s=float(tolerance), games=games,
+    system = SS.SystemScore(results=job, tasks_root=root, tolerance_s=float(tolerance), games=games,
                            no_case_games=no_case_games, judge_version=getattr(J, "JUDGE_VERSION", None)
                            or getattr(J, "__version__", None), n_boot=n_boot, seed=seed, warnings=warnings,
                            label=label or job.name, exclude_flagged=exclude_flagged,
                            requests_verified=bool(verify_requests))
     cells = [c for c in system.cells() if isinstance(c, HarborCell)]
     ran = [c for c in cells if c.trial]
-    missing = [c for c in ran if c.status == S.STATUS_MISSING]
+    missing = [c for c in ran if c.status == SC.STATUS_MISSING]
     facts.update(
         n_trials=len(ran),
         n_not_run=sum(1 for c in cells if not c.trial),
         missing=[{"game": c.game, "case_id": c.case_id, "attempt": c.attempt, "trial": c.trial,
                   "exception_type": c.exception_type, "reason": c.reason} for c in missing],
-        missing_by_type=S._tally(c.exception_type or c.reason for c in missing),
-        agent_stops_scored=S._tally(c.exception_type for c in ran
-                                    if c.status == S.STATUS_SCORED and c.exception_type),
-        reward_checked=sum(1 for c in ran if c.status == S.STATUS_SCORED) if abs(
-            tolerance - S.BENCHMARK_TOLERANCE_S) < 1e-9 else 0,
+        missing_by_type=SS.count_values(c.exception_type or c.reason for c in missing),
+        agent_stops_scored=SS.count_values(c.exception_type for c in ran
+                                    if c.status == SC.STATUS_SCORED and c.exception_type),
+        reward_checked=sum(1 for c in ran if c.status == SC.STATUS_SCORED) if abs(
+            tolerance - SC.BENCHMARK_TOLERANCE_S) < 1e-9 else 0,
         mismatches=[{"game": c.game, "case_id": c.case_id, "attempt": c.attempt, "trial": c.trial,
                      "harbor": _finite_or_repr(c.harbor_rewards), "judge": J.reward_of(c.record),
                      "diff": c.reward_mismatch}
                     for c in ran if c.reward_mismatch],
     )
     system.harbor = facts
-    S.finish_system(system, gt_check)
+    SS.finish_system(system, gt_check)
     if facts["changed_budget"]:
         warnings.append(f"the job changed the budget ({facts['changed_budget']}): not the benchmark's condition "
                         f"(docs/HARBOR.md)")
@@ -375,7 +377,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
 # --------------------------------------------------------------------------------------------------
 # text
 # --------------------------------------------------------------------------------------------------
-def format_lines(s: S.SystemScore, limit: int = 20) -> list[str]:
+def format_lines(s: SS.SystemScore, limit: int = 20) -> list[str]:
     h = s.harbor or {}
     lines = [f"  harbor job {h.get('job')}: agent(s) {', '.join(h.get('agents') or []) or '-'}; "
              f"{h.get('n_attempts')} attempt(s) per task (-k); {h.get('n_trials')} trial folder(s)"

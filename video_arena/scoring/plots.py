@@ -9,12 +9,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from video_arena.scoring import scorer as S  # noqa: E402
+from video_arena.scoring import statistics as SS  # noqa: E402
 
 COLOURS = ["#3b6fb6", "#e08a2c", "#4a9a5b", "#b44b6e"]
 
 
-def plot_game_means(systems: list[S.SystemScore], out: Path, comparison: dict[str, Any] | None = None,
+def plot_game_means(systems: list[SS.SystemScore], out: Path, comparison: dict[str, Any] | None = None,
                     metric: str = "reward") -> Path:
     """Bars of each game's mean `metric` per system, with the bootstrap interval as error bars and
     scored cases/n_cases under each bar; the last group is the overall mean (on the shared games when

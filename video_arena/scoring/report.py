@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from video_arena.scoring import scorer as S
+from video_arena.scoring import cells as SC
+from video_arena.scoring import statistics as SS
 
 
 def _f(v: float | None) -> str:
@@ -31,7 +32,7 @@ def _esc(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
-def _results_table(s: S.SystemScore) -> list[str]:
+def _results_table(s: SS.SystemScore) -> list[str]:
     rows = ["| game | scored / cases | reward | reward 95 % CI | T1 F1 | T1 95 % CI | T2 (n) | T3 (n) "
             "| T2 \\| T3, no match = 0 |",
             "|---|---|---|---|---|---|---|---|---|"]
@@ -52,17 +53,17 @@ def _results_table(s: S.SystemScore) -> list[str]:
     return rows
 
 
-def _caveat_table(s: S.SystemScore) -> list[str]:
+def _caveat_table(s: SS.SystemScore) -> list[str]:
     rows = ["| game | scored / cases | 0-row | missing | excluded | degraded | truncated | multi-block "
             "| audit not clean | mean recall ceiling | reasoning effort |",
             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for g, gs in s.games.items():
         cv = gs.caveats()
-        rows.append(f"| {g} | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {gs.counts[S.STATUS_MISSING]} "
+        rows.append(f"| {g} | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {gs.counts[SC.STATUS_MISSING]} "
                     f"| {gs.counts['excluded']} | {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} "
                     f"| {cv['audit_flagged']} | {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
     cv = s.caveats()
-    miss = sum(gs.counts[S.STATUS_MISSING] for gs in s.games.values())
+    miss = sum(gs.counts[SC.STATUS_MISSING] for gs in s.games.values())
     excl = sum(gs.counts["excluded"] for gs in s.games.values())
     rows.append(f"| **overall** | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {miss} | {excl} "
                 f"| {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} | {cv['audit_flagged']} "
@@ -70,7 +71,7 @@ def _caveat_table(s: S.SystemScore) -> list[str]:
     return rows
 
 
-def _conditions(s: S.SystemScore) -> list[str]:
+def _conditions(s: SS.SystemScore) -> list[str]:
     cond = s.conditions()
     out = [f"- Protocol: {_tally(cond['protocol'])}",
            f"- Model: {_esc(_tally(cond['model']))}",
@@ -85,7 +86,7 @@ def _conditions(s: S.SystemScore) -> list[str]:
     out.append(f"- Toolkit that made the runs (version, commit, judge): {_esc(_tally(cond['toolkit']))}")
     out.append(f"- Matching tolerance: {s.tolerance_s:g} s"
                + (" (DIAGNOSTIC: the benchmark's is 3 s)" if s.tolerance_diagnostic else ""))
-    checks = S._tally(c.answer_check for c in s.cells() if c.status == S.STATUS_SCORED)
+    checks = SS.count_values(c.answer_check for c in s.cells() if c.status == SC.STATUS_SCORED)
     out.append(f"- Answers checked against the run record's SHA-256: {_tally(checks)}")
     gt = "every game" if not s.gt_unchecked else f"all but {', '.join(s.gt_unchecked)} (no manifest.json)"
     out.append(f"- Ground truth checked against the tasks tree's manifest: {gt}")
@@ -123,7 +124,7 @@ def _compare(cmp: dict[str, Any]) -> list[str]:
     return out + [""]
 
 
-def markdown_report(systems: list[S.SystemScore], comparison: dict[str, Any] | None = None, *,
+def markdown_report(systems: list[SS.SystemScore], comparison: dict[str, Any] | None = None, *,
                     plot: Path | None = None, md_path: Path | None = None) -> str:
     out: list[str] = []
     title = " vs ".join(s.label for s in systems)

@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.window and not (0 <= a.window[0] < a.window[1]):
         print("video-arena timeline: --window needs 0 <= START < END", file=sys.stderr)
         return 2
-    from video_arena.scoring.judge_loader import JudgeUnavailable, load_judge
+    from video_arena.core.judge_loader import JudgeUnavailable, load_judge
     try:
         J = load_judge()
     except JudgeUnavailable as exc:

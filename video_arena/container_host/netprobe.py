@@ -1,6 +1,6 @@
 """A Harbor agent that probes the sandbox's network from inside a trial and writes nothing else.
 
-    harbor run -p DATASET -a video_arena.harbor.netprobe:NetProbe -e podman ...
+    harbor run -p DATASET -a video_arena.container_host.netprobe:NetProbe -e podman ...
 
 It runs one Python script in the agent's container as the agent's user: the network interfaces the
 container has (/sys/class/net), its routes (/proc/net/route), a DNS lookup, TCP connections to

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from video_arena.digests import sha256_file
-from video_arena.harbor.subproc import last_line as _last_line
-from video_arena.harbor.subproc import run as _run
+from video_arena.container_host.subproc import last_line as _last_line
+from video_arena.container_host.subproc import run as _run
 from video_arena.paths import REPO_ROOT
 
 NOT_RUN_MARKER = "DOCKER E2E NOT RUN"

@@ -25,9 +25,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from video_arena.harbor import docker_host
-from video_arena.harbor.subproc import last_line as _last_line
-from video_arena.harbor.subproc import run as _run
+from video_arena.container_host import docker_host
+from video_arena.container_host.subproc import last_line as _last_line
+from video_arena.container_host.subproc import run as _run
 
 DEFAULT_TAG = "latest"
 _DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"

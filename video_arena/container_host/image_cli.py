@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from video_arena.harbor import image, registry
+from video_arena.container_host import image, registry
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,8 +25,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def load_into_podman(tag: str) -> int:
-    """`image build --runtime podman`: the Docker-built image into Podman (video_arena/harbor/podman.py)."""
-    from video_arena.harbor.podman import PodmanError, load_image, podman_status
+    """`image build --runtime podman`: the Docker-built image into Podman (video_arena/container_host/podman.py)."""
+    from video_arena.container_host.podman import PodmanError, load_image, podman_status
 
     ok, why = podman_status()
     if not ok:

@@ -75,7 +75,7 @@ def containers_conf(image: str = "video-arena/base:latest") -> Path:
     candidates = [nproc_host] + [n for n in (65536, 32768, 16384, 4096) if n < nproc_host]
     nproc = next((n for n in candidates if _probe_ulimits(image, nofile, n)), candidates[-1])
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{key}\n# written by video_arena.harbor.podman (containers_conf): the trials' limits\n"
+    path.write_text(f"{key}\n# written by video_arena.container_host.podman (containers_conf): the trials' limits\n"
                     f'[containers]\ndefault_ulimits = ["nofile={nofile}:{nofile}", "nproc={nproc}:{nproc}"]\n')
     return path
 

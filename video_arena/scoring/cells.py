@@ -1,0 +1,431 @@
+"""One cell of a results folder: its status, caveats and judge record (docs/SCORING.md, "Cell statuses").
+
+What a results folder and a run record are, and the one rule of whether a cell ran (`cell_status`),
+are video_arena/core/results.py (docs/ARCHITECTURE.md).  `score_cell` reads one native cell folder;
+video_arena/scoring/harbor_jobs.py reads a Harbor trial into the same Cell.  The checks every cell
+passes before it is judged (`passes_gates`) and the ground-truth check against the manifests are here
+too.  Answers are read with a bound (the judge's cap + 1 byte).
+"""
+from __future__ import annotations
+
+import importlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from video_arena.core import results as R
+from video_arena.digests import sha256_bytes
+from video_arena.scoring import caveats as CV
+
+BENCHMARK_TOLERANCE_S = 3.0
+METRICS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+#: T2/T3 with a cell that has no T1 match counted as 0.0 (Harbor's reward.json convention): the
+#: labelled second column; the headline T2/T3 are the conditional ones above (docs/SCORING.md).
+ZERO_FILLED = {"t2_zero_filled": "t2_macro_acc", "t3_zero_filled": "t3_macro_acc"}
+ALL_METRICS = METRICS + tuple(ZERO_FILLED)
+#: Metrics that are always defined for a scored cell; T2/T3 are None without a T1 match.
+ALWAYS_DEFINED = ("reward", "t1_f1")
+#: Answer states (video_arena/core/results.py): those of a run that ran and left no answer score 0.0
+NO_ANSWER_STATES = R.NO_ANSWER_STATES
+ANSWER_STATES = R.ANSWER_STATES
+SCORE_FORMAT = "video-arena-score/1"
+
+STATUS_SCORED = "scored"
+STATUS_MISSING = "missing"
+STATUS_DIAGNOSTIC = "diagnostic"
+STATUS_UNVERIFIED = "unverified"
+#: the answer or the ground truth is not the one recorded (answer_sha256, manifest.json): never scored
+STATUS_CORRUPT = "corrupt"
+#: --exclude-flagged: the egress audit did not find the transcript clean
+STATUS_FLAGGED = "flagged"
+STATUSES = (STATUS_SCORED, STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_CORRUPT, STATUS_FLAGGED)
+EXCLUDED = (STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_FLAGGED)
+CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
+           "allow_paths", "preflight_warned")
+
+
+class ScoringInputError(ValueError):
+    """The input cannot be scored at all (no such folder, not a results folder, unknown games)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# cells
+
+
+@dataclass
+class Cell:
+    game: str
+    case_id: str
+    status: str
+    reason: str = ""
+    protocol: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
+    answer_state: str | None = None
+    instruction_sha256: str | None = None
+    instruction_current: bool | None = None
+    run_tolerance_s: float | None = None
+    zero_rows: bool = False
+    record: dict[str, Any] | None = None
+    warnings: list[str] = field(default_factory=list)
+    # caveats and the declared condition (video_arena/scoring/caveats.py)
+    reasoning_effort: str | None = None
+    effort_recorded: bool = False
+    #: the run record's toolkit provenance (version, commit, dirty flag, judge version), if any
+    toolkit: str | None = None
+    condition_sha256: str | None = None
+    grid: str | None = None
+    transport: str | None = None
+    degraded: bool = False
+    degradations: str = ""
+    truncated: bool = False
+    n_json_blocks: int | None = None
+    recall_ceiling: float | None = None
+    frames_used: int | None = None
+    turns_used: int | None = None
+    audit_verdict: str | None = None
+    #: the recorded condition fields (video_arena/core/condition_fields.py), compared across cells
+    condition: dict[str, Any] = field(default_factory=dict)
+    #: ok (the answer's SHA-256 equals the run record's), unrecorded (the record names none), oversize
+    #: (over the judge's cap: not hashed, scores 0.0), n/a (no answer file is scored)
+    answer_check: str | None = None
+    #: the run record's attempt number (1 = first run of the cell; not a Harbor trial's -k attempt) and how
+    #: many earlier attempts ran (re-draws)
+    run_attempt: int | None = None
+    n_redraws: int = 0
+    #: the turn cap the run declared (0 = the harness cannot count turns) and whether turns_used exceeds it
+    max_turns: int | None = None
+    over_turns: bool = False
+    #: Protocol B: the isolation mode (bwrap | none), the extra --allow-path count, the preflight
+    #: warnings (None: no preflight recorded; skipped: --skip-preflight)
+    isolation: str | None = None
+    n_allow_paths: int = 0
+    preflight: str | None = None
+    preflight_warnings: int = 0
+
+    @property
+    def redrawn(self) -> bool:
+        return self.n_redraws > 0
+
+    @property
+    def no_isolation(self) -> bool:
+        return self.isolation == "none"
+
+    @property
+    def allow_paths(self) -> bool:
+        return self.n_allow_paths > 0
+
+    @property
+    def preflight_warned(self) -> bool:
+        return self.preflight_warnings > 0
+
+    @property
+    def multi_block(self) -> bool:
+        return (self.n_json_blocks or 0) > 1
+
+    @property
+    def audit_flagged(self) -> bool:
+        return self.audit_verdict is not None and self.audit_verdict != "clean"
+
+    def caveat(self, name: str) -> bool:
+        return bool(getattr(self, name))
+
+    def metric(self, name: str) -> float | None:
+        if self.status != STATUS_SCORED or self.record is None:
+            return None
+        if name in ZERO_FILLED:
+            v = self.record.get(ZERO_FILLED[name])
+            return 0.0 if v is None else float(v)
+        v = self.record.get(name)
+        if v is None:
+            return None
+        return float(v)
+
+    def to_row(self) -> dict[str, Any]:
+        rec = self.record or {}
+        row = {
+            "game": self.game, "case_id": self.case_id, "status": self.status, "reason": self.reason,
+            "protocol": self.protocol, "model": self.model, "stop_reason": self.stop_reason,
+            "answer_state": self.answer_state, "zero_rows": self.zero_rows,
+            "run_tolerance_s": self.run_tolerance_s, "instruction_current": self.instruction_current,
+            "reasoning_effort": self.reasoning_effort, "condition_sha256": self.condition_sha256,
+            "grid": self.grid, "transport": self.transport, "degraded": self.degraded,
+            "degradations": self.degradations, "truncated": self.truncated, "n_json_blocks": self.n_json_blocks,
+            "multi_block": self.multi_block, "t1_recall_ceiling": self.recall_ceiling,
+            "frames_used": self.frames_used, "turns_used": self.turns_used, "audit_verdict": self.audit_verdict,
+            "audit_flagged": self.audit_flagged, "answer_check": self.answer_check, "toolkit": self.toolkit,
+            "run_attempt": self.run_attempt, "n_redraws": self.n_redraws, "max_turns": self.max_turns,
+            "over_turns": self.over_turns, "isolation": self.isolation, "n_allow_paths": self.n_allow_paths,
+            "preflight": self.preflight, "preflight_warnings": self.preflight_warnings,
+        }
+        for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
+            row[k] = rec.get(k) if self.status == STATUS_SCORED else None
+        for k in ZERO_FILLED:
+            row[k] = self.metric(k)
+        row["warnings"] = "; ".join(self.warnings)
+        return row
+
+
+def recorded_tolerance(run: dict[str, Any]) -> float | None:
+    """The matching tolerance a run record says it was made for, if it names one.
+
+    Looks at `tolerance_s` / `tolerance` at the top level and inside `condition`, `conditions`,
+    `sampling` or `judge` (Protocol A writes its condition file into run.json)."""
+    places: list[dict[str, Any]] = [run]
+    for key in ("condition", "conditions", "sampling", "judge"):
+        sub = run.get(key)
+        if isinstance(sub, dict):
+            places.append(sub)
+    for place in places:
+        for key in ("tolerance_s", "tolerance"):
+            v = place.get(key)
+            if v is None:
+                continue
+            try:
+                return float(v)
+            except (TypeError, ValueError):
+                return float("nan")
+    return None
+
+
+def read_answer(cell: Cell, path: Path, expected_sha: Any, label: str = "answer.json") -> bytes | None:
+    """The bytes of an answer to judge, read with a bound (never more than the judge's cap + 1 byte),
+    checked against the SHA-256 its run record names.  Sets cell.answer_check; on a mismatch sets the
+    cell corrupt and returns None (the caller must not judge it).  Unreadable: None, with a warning."""
+    try:
+        data, size = R.read_bounded(path, CV.MAX_ANSWER_BYTES)
+    except OSError as exc:
+        cell.warnings.append(f"{label} unreadable ({exc.strerror or exc}): scored as no answer")
+        cell.answer_check = "unreadable"
+        return None
+    if size > CV.MAX_ANSWER_BYTES:
+        cell.answer_check = "oversize"
+        return data  # over the cap: the judge refuses it (0.0, format_error); not hashed
+    if isinstance(expected_sha, str) and expected_sha:
+        got = sha256_bytes(data)
+        if got != expected_sha.lower():
+            cell.status = STATUS_CORRUPT
+            cell.reason = (f"INTEGRITY: {label} has SHA-256 {got[:16]}..., its run record says "
+                           f"{expected_sha[:16]}...: the answer was changed after the run; not scored")
+            cell.answer_check = "mismatch"
+            return None
+        cell.answer_check = "ok"
+    else:
+        cell.answer_check = "unrecorded"
+    return data
+
+
+def judge_answer(J, cell: Cell, gt: dict[str, Any], data: bytes | None, tolerance: float) -> None:
+    """Judge bytes read by read_answer; an oversize answer scores 0.0 with the judge's own reason."""
+    cell.status = STATUS_SCORED
+    if cell.answer_check == "oversize":
+        cell.record = J.judge(gt, None, tolerance=tolerance)
+        cell.record["format_error"] = (f"answer is more than the {CV.MAX_ANSWER_BYTES} bytes the judge accepts "
+                                       f"(not read past the cap)")
+    else:
+        cell.record = J.judge(gt, data, tolerance=tolerance)
+    cell.zero_rows = int(cell.record.get("n_pred") or 0) == 0
+
+
+class InstructionDigests:
+    """sha256 of tasks/<game>/instruction.md rendered per protocol (cached)."""
+
+    def __init__(self, tasks_root: Path):
+        self.root = tasks_root
+        self._cache: dict[tuple[str, str], str | None] = {}
+
+    def get(self, game: str, protocol: str) -> str | None:
+        key = (game, protocol)
+        if key not in self._cache:
+            from video_arena.core.instruction import instruction_for, text_digest
+            try:
+                self._cache[key] = text_digest(instruction_for(protocol, self.root / game / "instruction.md"))
+            except Exception:  # noqa: BLE001 - a digest we cannot compute is simply not compared
+                self._cache[key] = None
+        return self._cache[key]
+
+
+def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str, Any] | None,
+               gt_error: str, tolerance: float, digests: InstructionDigests | None = None,
+               verifier: Callable[[Path], tuple[bool, str]] | None = None, exclude_flagged: bool = False,
+               conditions_dir: Path | None = None) -> Cell:
+    """One cell's status and judge record; never raises on anything the cell folder holds."""
+    cell = Cell(game=game, case_id=case_id, status=STATUS_MISSING)
+    st = R.cell_status(cell_dir)
+    rec = st.record
+    if rec is None:  # no folder, no run.json, or one that is not a record
+        cell.reason = st.reason
+        if st.state == R.UNREADABLE:
+            cell.warnings.append(cell.reason)
+        return cell
+    run = rec.as_read()
+    cell.protocol, cell.model, cell.stop_reason = rec.protocol, rec.model, rec.stop_reason
+    cell.answer_state, cell.instruction_sha256 = rec.answer_state, rec.instruction_sha256
+    other = rec.names_other_cell(game, case_id)
+    if other:
+        cell.reason = other
+        cell.warnings.append(cell.reason)
+        return cell
+    CV.read_run_caveats(cell, run, conditions_dir)
+    CV.read_run_conduct(cell, run)
+    read_attempts(cell, rec, cell_dir)
+    if not st.finished:  # harness_error: never ran
+        cell.reason = st.reason
+        return cell
+    if cell.stop_reason == "context_overflow":
+        cell.reason = "context_overflow: the server refused the request as longer than the model's context"
+        return cell
+    if cell.answer_state is not None and cell.answer_state not in ANSWER_STATES:
+        cell.warnings.append(f"unknown answer_state {cell.answer_state!r}")
+    if digests is not None and cell.instruction_sha256 and cell.protocol in ("A", "B"):
+        current = digests.get(game, cell.protocol)
+        if current is not None:
+            cell.instruction_current = current == cell.instruction_sha256
+            if not cell.instruction_current:
+                cell.warnings.append("instruction_sha256 differs from the tasks tree's instruction")
+    tol = recorded_tolerance(run)
+    cell.run_tolerance_s = tol
+    if tol is not None and not (math.isfinite(tol) and abs(tol - tolerance) < 1e-9):
+        cell.status = STATUS_DIAGNOSTIC
+        cell.reason = (f"run made for a {tol:g} s tolerance, scoring at {tolerance:g} s: a diagnostic, "
+                       f"never mixed into a benchmark mean")
+        return cell
+    if not passes_gates(cell, verifier if cell.protocol == "A" else None, cell_dir, gt, gt_error):
+        return cell
+    if exclude_flagged and cell.audit_flagged:
+        exclude_as_flagged(cell)
+        return cell
+    answer_path = cell_dir / R.ANSWER_FILE
+    if cell.answer_state in NO_ANSWER_STATES:
+        # Ran, left no answer: 0.0 in the mean.  The state decides (seed 000): a never_wrote file
+        # is the seed by definition, whatever bytes a later tool may have put there.
+        cell.status = STATUS_SCORED
+        cell.zero_rows = True
+        cell.answer_check = "n/a"
+        cell.reason = f"ran, no answer ({cell.answer_state})"
+        cell.record = judge_mod.judge(gt, None, tolerance=tolerance)
+        return cell
+    if not (answer_path.is_file() or answer_path.is_symlink()):
+        # The run finished and says it left an answer: a vanished answer is not a missing cell (that would
+        # shrink the denominator), it is an integrity error naming the cell.
+        cell.status = STATUS_CORRUPT
+        cell.answer_check = "absent"
+        cell.reason = (f"INTEGRITY: answer.json is missing, its run record says the run left one (answer_state "
+                       f"{cell.answer_state or 'not recorded'}, stop_reason {cell.stop_reason}): the answer was "
+                       f"removed after the run; not scored")
+        cell.warnings.append(cell.reason)
+        return cell
+    data = read_answer(cell, answer_path, rec.answer_sha256)
+    if cell.status == STATUS_CORRUPT:
+        cell.warnings.append(cell.reason)
+        return cell
+    judge_answer(judge_mod, cell, gt, data, tolerance)
+    return cell
+
+
+def read_attempts(cell: Cell, rec: R.RunRecord, cell_dir: Path | None) -> None:
+    """The cell's attempt number and re-draws (earlier attempts that ran), from its run record; an
+    earlier attempt the record names but the cell folder no longer holds is warned about."""
+    att = rec.extras.get("attempt")
+    cell.run_attempt = att if isinstance(att, int) and not isinstance(att, bool) else None
+    cell.n_redraws = len(R.redraws_of(rec))
+    if cell_dir is None:
+        return
+    prev = rec.extras.get("previous_attempts")
+    gone = [str(p.get("attempt")) for p in prev if isinstance(p, dict)
+            and not (cell_dir / R.ATTEMPTS_DIR / str(p.get("attempt"))).is_dir()] if isinstance(prev, list) else []
+    if gone:
+        cell.warnings.append(f"attempt history incomplete: {R.ATTEMPTS_DIR}/{', '.join(gone)} named in run.json "
+                             f"but not in the cell folder")
+
+
+def mark_gt_corrupt(cell: Cell, why: str) -> None:
+    """A cell whose ground truth is not the manifest's: never scored, an integrity error."""
+    cell.status = STATUS_CORRUPT
+    cell.reason = why
+    cell.warnings = [w for w in cell.warnings if not w.startswith("ground truth unusable")] + [why]
+
+
+def exclude_as_flagged(cell: Cell) -> None:
+    cell.status = STATUS_FLAGGED
+    cell.reason = f"egress audit {cell.audit_verdict} (--exclude-flagged)"
+
+
+class GroundTruthCheck:
+    """Every ground truth against its game's tasks/<game>/manifest.json `gt_sha256` (issue: results
+    integrity).  A game without a manifest is reported once as unchecked."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._manifests: dict[str, dict[str, str] | None] = {}
+        self.unchecked_games: list[str] = []
+
+    def _manifest(self, game: str) -> dict[str, str] | None:
+        if game not in self._manifests:
+            path = self.root / game / "manifest.json"
+            if not path.exists():
+                self._manifests[game] = None
+                self.unchecked_games.append(game)
+            else:
+                doc, err = R.read_json_object(path)
+                if doc is None:
+                    raise ScoringInputError(f"{path}: {err}; the ground truth cannot be checked")
+                self._manifests[game] = {str(c.get("case_id")): str(c.get("gt_sha256") or "")
+                                         for c in doc.get("cases") or [] if isinstance(c, dict)}
+        return self._manifests[game]
+
+    def load(self, J, game: str, case_id: str) -> tuple[dict[str, Any] | None, str, bool]:
+        """(gt, error, corrupt): corrupt when the file is not the one the manifest names."""
+        gt_path = self.root / game / "gt" / f"{case_id}.json"
+        manifest = self._manifest(game)
+        if manifest is not None:
+            want = manifest.get(case_id)
+            try:
+                data, size = R.read_bounded(gt_path, 1 << 28)
+                got = sha256_bytes(data)
+            except OSError as exc:
+                return None, f"{gt_path.name}: unreadable ({exc.strerror or exc})", False
+            if not want:
+                return None, f"INTEGRITY: {game}/{case_id} has no gt_sha256 in {game}/manifest.json", True
+            if got != want:
+                return None, (f"INTEGRITY: ground truth {game}/gt/{case_id}.json has SHA-256 {got[:16]}..., "
+                              f"{game}/manifest.json says {want[:16]}...: not scored"), True
+        try:
+            return J.load_gt(gt_path), "", False
+        except Exception as exc:  # noqa: BLE001 - GroundTruthError, OSError: report, go on
+            return None, f"{gt_path.name}: {exc}", False
+
+
+def passes_gates(cell, verifier, cell_dir, gt, gt_error) -> bool:
+    """The checks every cell passes before it is judged, native or Harbor: the Protocol A request
+    rebuilds from its condition file (when `verifier` is given) and the ground truth is usable.
+    Returns False, with the cell's status and reason set, when the cell stops here."""
+    if verifier is not None:
+        try:
+            ok, why = verifier(cell_dir)
+        except Exception as exc:  # noqa: BLE001 - a verifier crash is a failed verification
+            ok, why = False, f"verify_cell raised {exc!r}"
+        if not ok:
+            cell.status = STATUS_UNVERIFIED
+            cell.reason = f"request does not rebuild: {why}"
+            return False
+    if gt is None:
+        cell.reason = f"ground truth unusable: {gt_error}"
+        cell.warnings.append(cell.reason)
+        return False
+    return True
+
+
+def load_verifier(tasks_root: Path) -> Callable[[Path], tuple[bool, str]]:
+    """video_arena.protocol_a.provenance.verify_cell bound to a tasks root (imported lazily)."""
+    try:
+        provenance = importlib.import_module("video_arena.protocol_a.provenance")
+    except ImportError as exc:
+        raise ScoringInputError(
+            f"--verify-requests needs video_arena.protocol_a.provenance.verify_cell, which does not "
+            f"import here ({exc}); score with --no-verify-requests or install the Protocol A part") from exc
+    verify = getattr(provenance, "verify_cell", None)
+    if not callable(verify):
+        raise ScoringInputError("--verify-requests: video_arena.protocol_a.provenance has no verify_cell()")
+    return lambda cell_dir: verify(cell_dir, tasks_root)

@@ -1,0 +1,361 @@
+"""Per-game means with n, bootstrap intervals, the overall mean of game means, and the comparison of
+two systems on the games both scored (the rules: docs/SCORING.md, "Aggregation" and "Comparing").
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from video_arena.scoring import caveats as CV
+from video_arena.scoring.cells import (ALL_METRICS, BENCHMARK_TOLERANCE_S, CAVEATS, EXCLUDED, NO_ANSWER_STATES,
+                                       STATUS_CORRUPT, STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUSES,
+                                       Cell, ScoringInputError)
+from video_arena.scoring.cells import GroundTruthCheck
+
+
+@dataclass
+class GameScore:
+    game: str
+    n_cases: int
+    cells: list[Cell]
+    means: dict[str, float | None]
+    n: dict[str, int]
+    ci: dict[str, tuple[float, float] | None]
+    replicates: dict[str, np.ndarray | None]
+    counts: dict[str, int]
+    extra_case_dirs: list[str]
+    #: per metric: the number of cells (trials) behind the case means in `n` (equal to `n` with one
+    #: cell per case)
+    n_trials: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_scored(self) -> int:
+        """Scored cells (with several attempts per case: scored trials)."""
+        return self.counts[STATUS_SCORED]
+
+    @property
+    def n_scored_cases(self) -> int:
+        """Cases with at least one scored cell (= n_scored with one cell per case)."""
+        return len({c.case_id for c in self.cells if c.status == STATUS_SCORED})
+
+    @property
+    def multi_attempt(self) -> bool:
+        """More than one cell for some case (a Harbor job run with -k N)."""
+        return len(self.cells) > len({c.case_id for c in self.cells})
+
+    @property
+    def scored(self) -> bool:
+        return self.n_scored > 0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "game": self.game, "n_cases": self.n_cases, "n_scored": self.n_scored,
+            "n_scored_cases": self.n_scored_cases, "n_cells": len(self.cells), "n_trials": dict(self.n_trials),
+            "scored": self.scored,
+            "counts": dict(self.counts),
+            "means": dict(self.means), "n": dict(self.n),
+            "ci95": {k: (list(v) if v is not None else None) for k, v in self.ci.items()},
+            "harbor_means": self.harbor_means(),
+            "caveats": self.caveats(),
+            "answer_states": count_values(c.answer_state for c in self.cells if c.status == STATUS_SCORED),
+            "stop_reasons": count_values(c.stop_reason for c in self.cells if c.protocol or c.stop_reason),
+            "extra_case_dirs": list(self.extra_case_dirs),
+        }
+
+    def harbor_means(self) -> dict[str, float | None]:
+        """Means with a missing tier as 0.0, as Harbor's reward.json has them (the zero-filled column)."""
+        return {"reward": self.means["reward"], "t1_f1": self.means["t1_f1"],
+                "t2_macro_acc": self.means["t2_zero_filled"], "t3_macro_acc": self.means["t3_zero_filled"]}
+
+    def recall_ceiling(self) -> float | None:
+        v = [c.recall_ceiling for c in self.cells if c.status == STATUS_SCORED and c.recall_ceiling is not None]
+        return float(np.mean(v)) if v else None
+
+    def efforts(self) -> dict[str, int]:
+        return count_values(c.reasoning_effort for c in self.cells if c.status == STATUS_SCORED)
+
+    def caveats(self) -> dict[str, Any]:
+        return {"n_scored": self.n_scored_cases, "n_cases": self.n_cases, "zero_rows": self.counts["zero_rows"],
+                **{cv: self.counts[cv] for cv in CAVEATS}, "t1_recall_ceiling_mean": self.recall_ceiling(),
+                "reasoning_effort": self.efforts(),
+                "answer_check": count_values(c.answer_check for c in self.cells if c.status == STATUS_SCORED),
+                "audit_verdicts": count_values(c.audit_verdict for c in self.cells
+                                         if c.status in (STATUS_SCORED, STATUS_FLAGGED) and c.audit_verdict)}
+
+
+def count_values(values: Iterable[str | None]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for v in values:
+        k = "none" if v is None else str(v)
+        out[k] = out.get(k, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _rng(seed: int, game: str, metric: str) -> np.random.Generator:
+    # One stream per (seed, game, metric): adding a game never moves another game's interval, and
+    # two systems that scored the same cases get the same resampling indices (a paired bootstrap).
+    return np.random.default_rng([seed, zlib.crc32(game.encode()), zlib.crc32(metric.encode())])
+
+
+def bootstrap_means(values: list[float], n_boot: int, seed: int, game: str, metric: str) -> np.ndarray | None:
+    """n_boot bootstrap replicates of the mean of `values` (None when there are no values)."""
+    if not values or n_boot <= 0:
+        return None
+    x = np.asarray(values, dtype=float)
+    idx = _rng(seed, game, metric).integers(0, len(x), size=(n_boot, len(x)))
+    return x[idx].mean(axis=1)
+
+
+def percentile_ci(replicates: np.ndarray | None, level: float = 0.95) -> tuple[float, float] | None:
+    if replicates is None or len(replicates) == 0:
+        return None
+    lo, hi = np.percentile(replicates, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def aggregate_game(game: str, n_cases: int, cells: list[Cell], n_boot: int, seed: int,
+                   extra_case_dirs: list[str] | None = None) -> GameScore:
+    counts = {s: 0 for s in STATUSES}
+    for c in cells:
+        counts[c.status] += 1
+    counts["excluded"] = sum(counts[s] for s in EXCLUDED)
+    scored = [c for c in cells if c.status == STATUS_SCORED]
+    for cv in CAVEATS:
+        counts[cv] = sum(c.caveat(cv) for c in scored)
+    counts["zero_rows"] = sum(c.zero_rows for c in scored)
+    counts["format_error"] = sum(bool((c.record or {}).get("format_error")) for c in scored
+                                 if c.answer_state not in NO_ANSWER_STATES)
+    counts["no_answer"] = sum(c.answer_state in NO_ANSWER_STATES for c in scored)
+    means: dict[str, float | None] = {}
+    n: dict[str, int] = {}
+    ci: dict[str, tuple[float, float] | None] = {}
+    reps: dict[str, np.ndarray | None] = {}
+    n_trials: dict[str, int] = {}
+    for m in ALL_METRICS:
+        # Mean per case over its attempts first (one cell per case: the cell's own value, exactly),
+        # then the mean of the case means: every case weighs the same however many attempts scored.
+        by_case: dict[str, list[float]] = {}
+        for c in scored:
+            v = c.metric(m)
+            if v is not None:
+                by_case.setdefault(c.case_id, []).append(v)
+        vals = [x[0] if len(x) == 1 else float(np.mean(x)) for x in by_case.values()]
+        n[m] = len(vals)
+        n_trials[m] = sum(len(x) for x in by_case.values())
+        means[m] = float(np.mean(vals)) if vals else None
+        reps[m] = bootstrap_means(vals, n_boot, seed, game, m)
+        ci[m] = percentile_ci(reps[m])
+    return GameScore(game=game, n_cases=n_cases, cells=cells, means=means, n=n, ci=ci,
+                     replicates=reps, counts=counts, extra_case_dirs=list(extra_case_dirs or []),
+                     n_trials=n_trials)
+
+
+@dataclass
+class SystemScore:
+    results: Path
+    tasks_root: Path
+    tolerance_s: float
+    games: dict[str, GameScore]
+    no_case_games: list[str]
+    judge_version: str | None
+    n_boot: int
+    seed: int
+    warnings: list[str]
+    label: str = ""
+    #: a Harbor job's facts (video_arena/scoring/harbor_jobs.py): job, agents, attempts, missing
+    #: trials with their exception types, reward mismatches; None for a native results folder
+    harbor: dict[str, Any] | None = None
+    exclude_flagged: bool = False
+    #: what differs among the cells (caveats.mixing): non-empty means the table is not one measurement
+    mixed: list[str] = field(default_factory=list)
+    #: games whose ground truth could not be checked (no manifest.json)
+    gt_unchecked: list[str] = field(default_factory=list)
+    #: False when scored with --no-verify-requests: Protocol A requests were not rebuilt (a caveat)
+    requests_verified: bool = True
+
+    @property
+    def diagnostic(self) -> bool:
+        return abs(self.tolerance_s - BENCHMARK_TOLERANCE_S) > 1e-9 or bool(self.mixed)
+
+    @property
+    def tolerance_diagnostic(self) -> bool:
+        return abs(self.tolerance_s - BENCHMARK_TOLERANCE_S) > 1e-9
+
+    def integrity_errors(self) -> list[Cell]:
+        return [c for c in self.cells() if c.status == STATUS_CORRUPT]
+
+    def caveats(self) -> dict[str, Any]:
+        """The caveat counts over every game (sums), the mean of the game recall ceilings, the efforts."""
+        games = list(self.games.values())
+        ceil = [gs.recall_ceiling() for gs in games if gs.recall_ceiling() is not None]
+        return {"n_scored": sum(gs.n_scored_cases for gs in games), "n_cases": sum(gs.n_cases for gs in games),
+                "zero_rows": sum(gs.counts["zero_rows"] for gs in games),
+                **{cv: sum(gs.counts[cv] for gs in games) for cv in CAVEATS},
+                "t1_recall_ceiling_mean": float(np.mean(ceil)) if ceil else None,
+                "reasoning_effort": count_values(c.reasoning_effort for c in self.cells() if c.status == STATUS_SCORED),
+                "excluded_flagged": sum(gs.counts[STATUS_FLAGGED] for gs in games)}
+
+    def conditions(self) -> dict[str, dict[str, int]]:
+        """What the scored cells ran under, per mixing dimension (value -> cells)."""
+        scored = [c for c in self.cells() if c.status == STATUS_SCORED]
+        return {d: {("(not recorded)" if v is None else str(v)): n for v, n in CV.tally(scored, d).items()}
+                for d in CV.MIX_DIMENSIONS + ("toolkit",)}
+
+    def scored_games(self) -> list[str]:
+        return [g for g, gs in self.games.items() if gs.scored]
+
+    def dropped_games(self) -> dict[str, str]:
+        """Games with cases but no scored cell: why each one drops out of the overall mean."""
+        out = {}
+        for g, gs in self.games.items():
+            if not gs.scored:
+                parts = [f"{gs.counts[s]} {s}" for s in STATUSES[1:] if gs.counts[s]]
+                out[g] = f"0/{gs.n_cases} scored ({', '.join(parts)})"
+        return out
+
+    def overall(self, games: list[str] | None = None) -> dict[str, Any]:
+        return overall_of(self, games)
+
+    def models(self) -> dict[str, int]:
+        return count_values(c.model for c in self.cells() if c.protocol or c.model)
+
+    def protocols(self) -> dict[str, int]:
+        return count_values(c.protocol for c in self.cells() if c.protocol or c.model)
+
+    def cells(self) -> list[Cell]:
+        return [c for gs in self.games.values() for c in gs.cells]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "label": self.label, "results": str(self.results), "models": self.models(),
+            "protocols": self.protocols(), "diagnostic": self.diagnostic, "mixed": list(self.mixed),
+            "caveats": self.caveats(), "conditions": self.conditions(),
+            "exclude_flagged": self.exclude_flagged, "ground_truth_unchecked": list(self.gt_unchecked),
+            "requests_verified": self.requests_verified,
+            "context_overflow": CV.n_context_overflow(self.cells()),
+            "integrity_errors": [{"game": c.game, "case_id": c.case_id, "reason": c.reason}
+                                 for c in self.integrity_errors()],
+            "games": {g: gs.summary() for g, gs in self.games.items()},
+            "games_without_cases": list(self.no_case_games),
+            "dropped_games": self.dropped_games(),
+            "overall": self.overall(),
+            "warnings": list(self.warnings),
+            **({"harbor": self.harbor} if self.harbor is not None else {}),
+        }
+
+
+def overall_of(system: SystemScore, games: list[str] | None = None) -> dict[str, Any]:
+    """Mean of game means over `games` (default: every game the system scored), per metric, with a
+    stratified bootstrap interval (each game resampled on its own, replicate game means averaged)."""
+    names = system.scored_games() if games is None else list(games)
+    out: dict[str, Any] = {"games": names, "means": {}, "n_games": {}, "ci95": {}, "replicates": {}}
+    for m in ALL_METRICS:
+        gm = [(g, system.games[g]) for g in names if g in system.games and system.games[g].means[m] is not None]
+        out["n_games"][m] = len(gm)
+        if not gm:
+            out["means"][m], out["ci95"][m], out["replicates"][m] = None, None, None
+            continue
+        out["means"][m] = float(np.mean([gs.means[m] for _, gs in gm]))
+        reps = [gs.replicates[m] for _, gs in gm]
+        if all(r is not None for r in reps):
+            stacked = np.mean(np.vstack(reps), axis=0)
+            out["replicates"][m] = stacked
+            out["ci95"][m] = percentile_ci(stacked)
+        else:
+            out["replicates"][m], out["ci95"][m] = None, None
+    return out
+
+
+def public_overall(o: dict[str, Any]) -> dict[str, Any]:
+    return {"games": o["games"], "means": o["means"], "n_games": o["n_games"],
+            "ci95": {k: (list(v) if v is not None else None) for k, v in o["ci95"].items()}}
+
+
+class MixedError(ScoringInputError):
+    """Cells of more than one condition, model, protocol, tolerance or reasoning effort in one table
+    (or two systems of different conditions in one comparison)."""
+
+    def __init__(self, what: str, differences: list[str]):
+        self.what, self.differences = what, differences
+        super().__init__(f"{what}: " + "; ".join(differences))
+
+
+def compare(a: SystemScore, b: SystemScore, allow_mixed: bool = False) -> dict[str, Any]:
+    """Diff two systems on the games both scored; name the games dropped and why.  Two systems whose
+    cells on the shared games ran under different conditions are refused (MixedError) unless
+    allow_mixed, and the comparison is then marked diagnostic."""
+    if abs(a.tolerance_s - b.tolerance_s) > 1e-9:
+        raise ScoringInputError(f"cannot compare results scored at {a.tolerance_s:g} s and {b.tolerance_s:g} s")
+    all_games = sorted(set(a.games) | set(b.games) | set(a.no_case_games) | set(b.no_case_games))
+    shared, dropped = [], {}
+    for g in all_games:
+        ga, gb = a.games.get(g), b.games.get(g)
+        why = []
+        for name, gs in (("A", ga), ("B", gb)):
+            if gs is None:
+                why.append(f"{name}: no cases")
+            elif not gs.scored:
+                why.append(f"{name}: 0/{gs.n_cases} scored")
+        if why:
+            dropped[g] = ", ".join(why)
+        else:
+            shared.append(g)
+    differences = CV.compare_mixing([c for g in shared for c in a.games[g].cells if c.status == STATUS_SCORED],
+                                    [c for g in shared for c in b.games[g].cells if c.status == STATUS_SCORED])
+    if differences and not allow_mixed:
+        raise MixedError("cannot compare: the two systems ran under different conditions on the shared games "
+                         "(--allow-mixed shows it as a DIAGNOSTIC)", differences)
+    per_game = {}
+    for g in shared:
+        ga, gb = a.games[g], b.games[g]
+        entry: dict[str, Any] = {"n_scored": [ga.n_scored_cases, gb.n_scored_cases],
+                                 "n_cases": [ga.n_cases, gb.n_cases], "n_scored_trials": [ga.n_scored, gb.n_scored]}
+        for m in ALL_METRICS:
+            ma, mb = ga.means[m], gb.means[m]
+            d = None if ma is None or mb is None else ma - mb
+            ra, rb = ga.replicates[m], gb.replicates[m]
+            dci = percentile_ci(ra - rb) if ra is not None and rb is not None and len(ra) == len(rb) else None
+            entry[m] = {"a": ma, "b": mb, "diff": d, "diff_ci95": list(dci) if dci else None,
+                        "ratio": (ma / mb) if (ma is not None and mb) else None}
+        per_game[g] = entry
+    oa, ob = a.overall(shared), b.overall(shared)
+    overall: dict[str, Any] = {}
+    for m in ALL_METRICS:
+        ma, mb = oa["means"][m], ob["means"][m]
+        ra, rb = oa["replicates"][m], ob["replicates"][m]
+        dci = percentile_ci(ra - rb) if ra is not None and rb is not None and len(ra) == len(rb) else None
+        overall[m] = {"a": ma, "b": mb, "diff": None if ma is None or mb is None else ma - mb,
+                      "diff_ci95": list(dci) if dci else None,
+                      "ratio": (ma / mb) if (ma is not None and mb) else None,
+                      "n_games": [oa["n_games"][m], ob["n_games"][m]]}
+    own_a, own_b = a.overall(), b.overall()
+    return {
+        "a": {"label": a.label, "results": str(a.results)},
+        "b": {"label": b.label, "results": str(b.results)},
+        "shared_games": shared, "dropped_games": dropped, "games": per_game, "overall_shared": overall,
+        "diagnostic": bool(differences) or a.diagnostic or b.diagnostic, "mixed": differences,
+        "own_overall_not_comparable": {
+            "a": {"reward": own_a["means"]["reward"], "games": own_a["games"]},
+            "b": {"reward": own_b["means"]["reward"], "games": own_b["games"]},
+        },
+    }
+
+
+def mixing_cells(system: "SystemScore") -> list[Cell]:
+    """The cells a mixing check looks at: every cell that ran and reached the judge's gates (scored,
+    excluded or corrupt), not the missing ones (they add nothing to a number)."""
+    return [c for c in system.cells() if c.status != STATUS_MISSING]
+
+
+def finish_system(system: "SystemScore", gt_check: "GroundTruthCheck | None" = None) -> None:
+    """What every scored source gets after its cells: the mixing check, the unchecked ground truths."""
+    system.mixed = CV.mixing(mixing_cells(system))
+    if gt_check is not None and gt_check.unchecked_games:
+        system.gt_unchecked = sorted(g for g in gt_check.unchecked_games if g in system.games)
+        if system.gt_unchecked:
+            system.warnings.append(f"ground truth not checked against a manifest (no manifest.json): "
+                                   f"{', '.join(system.gt_unchecked)}")
