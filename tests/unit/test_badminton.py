@@ -378,3 +378,17 @@ def test_a_rally_after_row_k_changes_no_value_at_or_before_row_k(case):
             assert vals[-1] == (1.0 if winner == "a" else 0.0)
             if R.rally_winners(other) != R.rally_winners(rec):   # a different future does show after row k
                 assert vals[m:] != base[m:]
+
+
+def test_the_band_is_the_one_the_report_rule_picks_from_the_committed_values():
+    from video_arena.games.badminton import report as REP
+    from video_arena.games.base import load_definition
+
+    events = [e for p in sorted((TASKS / "badminton" / "gt").glob("*.json")) for e in json.loads(p.read_text())["events"]]
+    if not events:
+        pytest.skip("no built badminton cases")
+    band = load_definition("badminton").band
+    pairs = [(e["v_before"], e["v_after"]) for e in events]
+    delta, state = REP.class_shares(pairs, band)
+    assert delta == Counter(e["delta"] for e in events) and state == Counter(e["state"] for e in events)
+    assert REP.chosen_band(pairs) == band
