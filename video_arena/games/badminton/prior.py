@@ -92,28 +92,35 @@ def _lbeta(a: float, b: float) -> float:
     return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
 
 
+def _held_out_means(matches: list[MatchServes], tau: int) -> list[tuple[float, int, int]]:
+    """(prior mean from the other matches, serves, won) of every player of every match."""
+    tot = Totals(matches)
+    unit = Hyper(1, tau)
+    return [(tot.prior(name, unit, without=m)[0], n, w) for m in matches for name, (n, w) in m.players.items()]
+
+
+def _log_likelihood(rows: list[tuple[float, int, int]], kappa: int) -> float:
+    out = 0.0
+    for mean, n, w in rows:
+        a, b = kappa * mean, kappa * (1.0 - mean)
+        out += _lbeta(a + w, b + n - w) - _lbeta(a, b)
+    return out
+
+
 def loo_log_likelihood(matches: list[MatchServes], hyper: Hyper) -> float:
     """Sum over `matches` of the log-probability of each one's serves under the prior from the others."""
-    tot = Totals(matches)
-    out = 0.0
-    for m in matches:
-        for name, (n, w) in m.players.items():
-            a, b = tot.prior(name, hyper, without=m)
-            out += _lbeta(a + w, b + n - w) - _lbeta(a, b)
-    return out
+    return _log_likelihood(_held_out_means(matches, hyper.tau), hyper.kappa)
 
 
 def fit(matches: list[MatchServes]) -> Hyper:
     """The grid point of the best leave-one-match-out log-likelihood (ties: the first, smallest kappa then tau)."""
-    best: tuple[float, Hyper] | None = None
-    for kappa in GRID:
-        for tau in GRID:
-            h = Hyper(kappa, tau)
-            ll = loo_log_likelihood(matches, h)
-            if best is None or ll > best[0] + 1e-9:
-                best = (ll, h)
-    assert best is not None
-    return best[1]
+    scores = {}
+    for tau in GRID:
+        rows = _held_out_means(matches, tau)
+        for kappa in GRID:
+            scores[Hyper(kappa, tau)] = _log_likelihood(rows, kappa)
+    best = max(scores.values())
+    return next(h for kappa in GRID for tau in GRID if scores[h := Hyper(kappa, tau)] >= best - 1e-9)
 
 
 def others(matches: list[MatchServes], key: str) -> list[MatchServes]:
