@@ -11,6 +11,7 @@ import pytest
 
 from video_arena import paths
 from video_arena.games.badminton import plugin as P
+from video_arena.games.badminton import prior as PR
 from video_arena.games.badminton import records as R
 from video_arena.games.badminton import render as RD
 from video_arena.games.badminton import scene as SC
@@ -60,18 +61,26 @@ def test_value_rules_at_the_edges():
     assert v(1, 1, 29, 29, "a") == pytest.approx(0.6) and v(1, 1, 29, 29, "b") == pytest.approx(0.6)
     # 20-20 is not a game point (two clear), 21-20 is not a game yet
     assert not V.game_over(21, 20) and V.game_over(22, 20) and V.game_over(30, 29) and V.game_over(21, 19)
-    assert V.serve_win_rates(["a", "a", "b", "b", "b"], ["a", "b", "b", "b", "a"]) == (0.5, pytest.approx(2 / 3))
+
+
+def test_the_rates_are_the_conjugate_update_of_the_rallies_so_far():
+    # Beta(2, 2) for player_a, Beta(1, 3) for player_b; a serves and wins, a serves and loses, b serves and wins
+    rates = V.posterior_rates((2, 2), (1, 3), ["a", "a", "b"], ["a", "b", "b"])
+    assert rates == [(0.5, 0.25), (0.6, 0.25), (0.5, 0.25), (0.5, 0.4)]
 
 
 def test_values_end_at_the_result_and_follow_the_score():
     winners = ["a"] * 21 + ["b"] * 21 + ["a"] * 21
     games = [1] * 21 + [2] * 21 + [3] * 21
     servers = ["a"] + winners[:-1]
-    vals = V.values(servers, winners, games, 0.55, 0.5)
+    rates = [(0.55, 0.5)] * 64
+    vals = V.values(servers, winners, games, rates)
     assert len(vals) == len(winners) + 1 and vals[-1] == 1.0
     assert all(b >= a for a, b in zip(vals[:21], vals[1:22]))   # player_a winning every rally: V never falls
     with pytest.raises(ValueError):
-        V.values(servers, winners, [1] * 63, 0.55, 0.5)            # a game that goes on past 21-0
+        V.values(servers, winners, [1] * 63, rates)                # a game that goes on past 21-0
+    with pytest.raises(ValueError):
+        V.values(servers, winners, games, rates[:-1])              # one rate pair short
 
 
 # -- the record and the events ----------------------------------------------------------------------------
@@ -79,6 +88,12 @@ def test_values_end_at_the_result_and_follow_the_score():
 @lru_cache(maxsize=1)
 def _records() -> tuple:
     return tuple(P.PLUGIN.select_records(BUILTIN_CASES, SELECTION_SEED))
+
+
+@lru_cache(maxsize=1)
+def _values() -> tuple:
+    """V_t of each selected record (P.PLUGIN.evaluate), in _records() order."""
+    return tuple(P.PLUGIN.evaluate(rec) for rec in _records())
 
 
 def test_selection_is_the_rule_over_the_committed_pool_and_spreads_the_strata():
@@ -204,14 +219,82 @@ def test_the_canvas_redraw_equals_a_full_drawing():
         assert np.array_equal(out, want), k
 
 
-def test_value_model_is_fitted_on_the_match():
+def test_serve_outcomes_follow_the_rules_and_leave_unknown_winners_out():
+    games = [1, 1, 1, 1, 2, 2, 3]
+    hitters = ["b", "b", "a", "a", "b", "a", "a"]
+    # rally 2 jumps two points (a rally missing): no winner, and rally 3's server is its first hitter;
+    # game 1 ends at 3-1 (not a legal end): game 2's first server is its first hitter, not game 1's last winner
+    scores = [(1, 0), (1, 1), (3, 1), (3, 2), (0, 1), (0, 2), (0, 1)]
+    servers, winners = R.serve_outcomes(games, hitters, scores)
+    assert winners == ["a", "b", "", "b", "b", "b", "b"]
+    assert servers == ["b", "a", "b", "a", "b", "b", "a"]
+    legal = [(i, 0) for i in range(1, 22)] + [(0, 1)]
+    s2, w2 = R.serve_outcomes([1] * 21 + [2], ["b"] * 22, legal)
+    assert s2 == ["b"] + ["a"] * 21 and w2 == ["a"] * 21 + ["b"]   # the game winner serves first in the next
+
+
+def test_the_rally_table_holds_every_pool_match_and_the_committed_records_as_they_are():
+    table = R.read_rallies()
+    assert [(m.collection, m.folder) for m in table] == [(e.collection, e.folder) for e in R.read_pool()]
+    assert len({m.key for m in table}) == len(table) == 94
+    for rec in _records():
+        row = R.match_rallies(rec)
+        assert row in table, rec["source"]["id"]
+        assert row.serve_outcomes() == R.record_serve_outcomes(rec)
+        assert row.serve_outcomes()[1] == R.rally_winners(rec)
+
+
+def test_the_prior_comes_from_the_other_matches_only():
     rec = _records()[0]
-    vm = rec["value_model"]
-    ws = R.rally_winners(rec)
-    served_a = [w for r, w in zip(rec["rallies"], ws) if r["strokes"][0][1] == "a"]
-    assert vm["serve_win_a"] == pytest.approx(served_a.count("a") / len(served_a), abs=1e-6)
-    vals = P.PLUGIN.evaluate(rec)
-    assert len(vals) == len(P.PLUGIN.replay(rec)) + 1 and vals[-1] == P.PLUGIN.final_value(rec)
+    matches = PR.table()
+    vm = PR.value_model(rec, matches)
+    assert vm == rec["value_model"]
+    own = R.match_key(rec["source"]["folder"].rsplit("/", 1)[-1])
+    name_a = rec["match"]["player_a"]
+    assert vm["prior_a"]["other_serves"] == sum(m.players[name_a][0] for m in matches if m.key != own and name_a in m.players)
+    assert vm["fitted_on"].startswith(f"the {len(matches) - 1} other matches")
+    # the case's own match: whatever its row says, the prior is the same
+    flipped = [PR.MatchServes(m.key, {k: (n, n if k == name_a else 0) for k, (n, w) in m.players.items()})
+               if m.key == own else m for m in matches]
+    assert PR.value_model(rec, flipped) == vm
+    # another match of player_a does move it
+    other = next(i for i, m in enumerate(matches) if m.key != own and name_a in m.players)
+    moved = list(matches)
+    moved[other] = PR.MatchServes(matches[other].key, {k: (n, n if k == name_a else 0) for k, (n, w) in matches[other].players.items()})
+    assert PR.value_model(rec, moved)["prior_a"] != vm["prior_a"]
+    with pytest.raises(R.RecordError):
+        PR.value_model(rec, [m for m in matches if m.key != own])     # the match must be found to be left out
+
+
+def test_the_fitted_hyperparameters_are_the_grid_best():
+    rest = PR.others(PR.table(), R.match_key(_records()[0]["source"]["folder"].rsplit("/", 1)[-1]))
+    h = PR.fit(rest)
+    best = PR.loo_log_likelihood(rest, h)
+    i, j = PR.GRID.index(h.kappa), PR.GRID.index(h.tau)
+    for di, dj in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        if 0 <= i + di < len(PR.GRID) and 0 <= j + dj < len(PR.GRID):
+            assert PR.loo_log_likelihood(rest, PR.Hyper(PR.GRID[i + di], PR.GRID[j + dj])) <= best
+
+
+def test_values_start_from_the_priors_and_end_at_the_result():
+    for rec, vals in zip(_records(), _values()):
+        vm = rec["value_model"]
+        assert len(vals) == len(P.PLUGIN.replay(rec)) + 1 and vals[-1] == P.PLUGIN.final_value(rec)
+        mean = [vm[f"prior_{s}"]["alpha"] / (vm[f"prior_{s}"]["alpha"] + vm[f"prior_{s}"]["beta"]) for s in "ab"]
+        assert vals[0] == V.match_win_probability(*mean)(0, 0, 0, 0, rec["rallies"][0]["strokes"][0][1])
+        assert 0.1 < vals[0] < 0.9, rec["source"]["id"]
+
+
+def test_the_committed_ground_truth_holds_these_priors_and_values():
+    gts = {g["record"]["source"]["id"]: g for g in
+           (json.loads(p.read_text()) for p in sorted((TASKS / "badminton" / "gt").glob("*.json")))}
+    if not gts:
+        pytest.skip("no built badminton cases")
+    for rec, vals in zip(_records(), _values()):
+        gt = gts[rec["source"]["id"]]
+        assert gt["record"]["value_model"] == rec["value_model"] and gt["evaluator"] == V.describe()
+        assert [v for _, v in gt["v_series"]] == [round(v, 4) for v in vals]
+        assert 0.1 < gt["v_series"][0][1] < 0.9
 
 
 def test_the_committed_ground_truth_keeps_the_case_summary_free_of_players_and_results():
@@ -246,3 +329,71 @@ def test_a_serve_recorded_after_the_return_does_not_squeeze_its_rally():
                     assert hits[k] - hits[1] == pytest.approx(recorded), (path.stem, k)
             assert hits[-1] - hits[1] >= (frames[-1] - frames[1]) / fps - 1e-6, path.stem
     assert (late, len(cases)) == (16, 4)   # docs/CASES.md, "Timeline"
+
+
+# -- V_t knows only the past --------------------------------------------------------------------------------
+
+def _with_future(rec: dict, k: int, winner: str) -> dict:
+    """The record with rallies 0..k kept and every later rally replaced: `winner` wins each rally until the
+    match is over (the scores, games and the serving hitter follow the rules)."""
+    out = copy.deepcopy(rec)
+    kept = out["rallies"][:k + 1]
+    games_won = {"a": 0, "b": 0}
+    for i, r in enumerate(kept):
+        if V.game_over(*r["score"]):
+            games_won["a" if r["score"][0] > r["score"][1] else "b"] += 1
+    last = kept[-1]
+    game, (a, b) = last["game"], last["score"]
+    if V.game_over(a, b):
+        game, a, b = game + 1, 0, 0
+    rallies = list(kept)
+    while max(games_won.values()) < 2:
+        a, b = a + (winner == "a"), b + (winner == "b")
+        strokes = copy.deepcopy(last["strokes"])
+        strokes[0][1] = rallies[-1]["getpoint"] or R.rally_winners({"rallies": rallies})[-1]
+        rallies.append(dict(last, game=game, rally=len(rallies) + 1, score=[a, b], getpoint=winner, strokes=strokes))
+        if V.game_over(a, b):
+            games_won[winner] += 1
+            game, a, b = game + 1, 0, 0
+    out["rallies"] = rallies
+    out["match"] = dict(out["match"], games=rallies[-1]["game"])
+    out.pop("value_model", None)
+    return out
+
+
+def _rows_through(rec: dict, k: int) -> int:
+    """How many V values describe the match up to the end of rally k: V before the first rally, one per rally,
+    one per game row."""
+    return 1 + (k + 1) + sum(V.game_over(*r["score"]) for r in rec["rallies"][:k + 1])
+
+
+@pytest.mark.parametrize("case", [5, 13])
+def test_a_rally_after_row_k_changes_no_value_at_or_before_row_k(case):
+    """V_t is what a spectator could know: the rallies after row k (here: replaced by a continuation in which
+    one player wins every rally) change no V at or before row k, from the value model's fit on."""
+    rec = _records()[case]
+    base = list(_values()[case])
+    n = len(rec["rallies"])
+    for k in (n // 2, n // 4, 0):
+        for winner in ("a", "b"):
+            other = _with_future(rec, k, winner)
+            vals = P.PLUGIN.evaluate(P.with_value_model(other))
+            m = _rows_through(rec, k)
+            assert vals[:m] == base[:m], (rec["source"]["id"], k, winner)
+            assert vals[-1] == (1.0 if winner == "a" else 0.0)
+            if R.rally_winners(other) != R.rally_winners(rec):   # a different future does show after row k
+                assert vals[m:] != base[m:]
+
+
+def test_the_band_is_the_one_the_report_rule_picks_from_the_committed_values():
+    from video_arena.games.badminton import report as REP
+    from video_arena.games.base import load_definition
+
+    events = [e for p in sorted((TASKS / "badminton" / "gt").glob("*.json")) for e in json.loads(p.read_text())["events"]]
+    if not events:
+        pytest.skip("no built badminton cases")
+    band = load_definition("badminton").band
+    pairs = [(e["v_before"], e["v_after"]) for e in events]
+    delta, state = REP.class_shares(pairs, band)
+    assert delta == Counter(e["delta"] for e in events) and state == Counter(e["state"] for e in events)
+    assert REP.chosen_band(pairs) == band

@@ -13,7 +13,7 @@ import pytest
 
 from video_arena import paths
 from video_arena.core.tasks import load_game
-from video_arena.games.base import game_names
+from video_arena.games.base import game_names, load_definition
 from video_arena.importing import cli as import_cli
 from video_arena.importing.importer import values_from_series
 from video_arena.importing.logs import ImportCaseError, LogRow, read_event_log, read_value_series
@@ -192,14 +192,15 @@ def with_state(delta_state: list[tuple[str, str]]) -> str:
     return "\n".join(out) + "\n"
 
 
-RIGHT = [("up", "player_a"), ("up", "player_a"), ("down", "even"), ("down", "player_b")]   # badminton's band: 0.01
+RIGHT = [("up", "player_a"), ("up", "player_a"), ("down", "even"), ("down", "player_b")]   # at badminton's band (0.03)
 
 
 def test_given_delta_and_state_are_checked(tmp_path, capsys):
     bad = list(RIGHT)
     bad[1] = ("flat", "player_a")
     rejected(tmp_path, capsys, run(tmp_path, events=with_state(bad)),
-             "events.csv line 3: delta 'flat' disagrees with V_t 0.56 -> 0.6 (band 0.01", "it is 'up'")
+             f"events.csv line 3: delta 'flat' disagrees with V_t 0.56 -> 0.6 (band {load_definition('badminton').band:g}",
+             "it is 'up'")
     bad = list(RIGHT)
     bad[2] = ("down", "player_b")
     rejected(tmp_path, capsys, run(tmp_path, events=with_state(bad)), "events.csv line 4: state 'player_b' disagrees")

@@ -6,7 +6,8 @@ rule in records.select over data/pool.csv (every distinct match of both collecti
 uses; `python -m video_arena.games.badminton.records pool DIR` rewrites it from an upstream copy).
 
 Events: one `winner`, `error` or `fault` row per rally from its end label (records.LABELS), a `game` row one
-frame after each game's last rally.  V_t: value.py (exact Markov chain, serve-win rates fitted on the match).
+frame after each game's last rally.  V_t: value.py (exact Markov chain; each player's serve-win rate from a prior
+fitted on the other matches, prior.py, updated by the rallies played so far).
 Video: continuous play drawn from the record (scene.py: the timeline and the pause rule; render.py: the
 picture), FPS frames a second, no text of any kind.
 """
@@ -18,6 +19,7 @@ from typing import Any, Iterator
 from PIL import Image
 
 from video_arena.games.base import GamePlugin, Step
+from video_arena.games.badminton import prior as PR
 from video_arena.games.badminton import records as R
 from video_arena.games.badminton import render as RD
 from video_arena.games.badminton import scene as SC
@@ -27,18 +29,20 @@ from video_arena.media.pacing import Schedule
 ACTOR = {"a": "player_a", "b": "player_b"}
 
 
-def servers(record: dict[str, Any]) -> list[str]:
-    """Who serves each rally: the hitter of its first stroke."""
-    return [r["strokes"][0][1] for r in record["rallies"]]
-
-
-def with_value_model(record: dict[str, Any]) -> dict[str, Any]:
-    ws = R.rally_winners(record)
-    p_a, p_b = V.serve_win_rates(servers(record), ws)
-    record["value_model"] = {"serve_win_a": round(p_a, 6), "serve_win_b": round(p_b, 6),
-                             "first_server": servers(record)[0],
-                             "fitted_on": f"all {len(ws)} rallies of the match"}
+def with_value_model(record: dict[str, Any], matches: list[PR.MatchServes] | None = None) -> dict[str, Any]:
+    """The record with the priors its V_t starts from (prior.value_model: from the other matches only)."""
+    record["value_model"] = PR.value_model(record, matches)
     return record
+
+
+def rally_values(record: dict[str, Any]) -> list[float]:
+    """V before the first rally and after each rally: the record's priors updated by the rallies so far."""
+    vm = record["value_model"]
+    ws = R.rally_winners(record)
+    servers, _ = R.record_serve_outcomes(record)
+    prior = {s: (vm[f"prior_{s}"]["alpha"], vm[f"prior_{s}"]["beta"]) for s in ("a", "b")}
+    rates = V.posterior_rates(prior["a"], prior["b"], servers, ws)
+    return V.values(servers, ws, [r["game"] for r in record["rallies"]], rates)
 
 
 class BadmintonPlugin(GamePlugin):
@@ -52,7 +56,8 @@ class BadmintonPlugin(GamePlugin):
     # -- records --
     def select_records(self, n: int, seed: int) -> list[dict[str, Any]]:
         chosen = R.select(R.read_pool(), n, seed)
-        return [with_value_model(R.read_match(e.collection, e.folder)) for e in chosen]
+        matches = PR.table()
+        return [with_value_model(R.read_match(e.collection, e.folder), matches) for e in chosen]
 
     def replay(self, record: dict[str, Any]) -> list[Step]:
         return [Step(kind, ACTOR[side], where) for kind, side, where in SC.plan(record).steps]
@@ -60,14 +65,12 @@ class BadmintonPlugin(GamePlugin):
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
         """V before the first rally, after each rally, and (unchanged) at each game row."""
-        vm = record["value_model"]
-        ws = R.rally_winners(record)
+        per_rally = rally_values(record)
         games = [r["game"] for r in record["rallies"]]
-        per_rally = V.values(servers(record), ws, games, vm["serve_win_a"], vm["serve_win_b"])
         out = [per_rally[0]]
-        for i in range(len(ws)):
+        for i in range(len(games)):
             out.append(per_rally[i + 1])
-            if i + 1 == len(ws) or games[i + 1] != games[i]:
+            if i + 1 == len(games) or games[i + 1] != games[i]:
                 out.append(per_rally[i + 1])
         if progress:
             progress(len(out), len(out))
@@ -128,7 +131,8 @@ class BadmintonPlugin(GamePlugin):
                          f"no stroke gap over {R.MAX_STROKE_GAP_S} s, end labels consistent with the score, at most "
                          f"{R.MAX_MISSING_LABELS} unlabelled rallies), men's and women's singles x two and three games "
                          "in turn, the least-held year first",
-            "engine": "none (recorded matches); V_t by an exact Markov chain over score states",
+            "engine": "none (recorded matches); V_t by an exact Markov chain over score states, the serve-win rates "
+                      "from priors fitted on the other matches updated by the rallies so far",
             "evaluator": self.evaluator(),
             "render": f"drawn by the toolkit from the record: fixed camera behind one end, {SC.FPS} fps, pauses between "
                       f"rallies shortened to {SC.REST_S + SC.SETUP_S:g} s ({SC.GAME_REST_S + SC.GAME_SETUP_S:g} s when "

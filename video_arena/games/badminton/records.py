@@ -10,7 +10,9 @@ Court coordinates here are metres: x across (0 = the camera's left sideline, 6.1
 
 `read_match` turns one match into the record the plugin keeps in the ground truth (every rally, its strokes
 with times, hitters and positions, the score after it and its end label); `pool` describes every distinct
-match of both collections with the facts the selection rule uses; `select` is the rule.
+match of both collections with the facts the selection rule uses; `select` is the rule.  `data/rallies.csv`
+keeps, for every distinct match, what V_t's prior is fitted on: per rally its game, the hitter of its first
+stroke and the score after it (`serve_outcomes` reads who served and who won from that).
 """
 from __future__ import annotations
 
@@ -235,6 +237,30 @@ def rally_winners(record: dict[str, Any]) -> list[str]:
     return out
 
 
+def serve_outcomes(games: list[int], first_hitters: list[str], scores: list[tuple[int, int]]) -> tuple[list[str], list[str]]:
+    """(server, winner) per rally, "a"/"b"; winner "" where the score does not go up by exactly one point (a rally
+    missing from the annotation).  The server is the previous rally's winner (the rule: the rally winner serves,
+    the game winner serves first in the next game); where that is unknown (the first rally of the match, after a
+    rally without a winner, after a game that does not end at a legal score) the hitter of the rally's first stroke."""
+    servers, winners = [], []
+    prev, game, last = (0, 0), None, ""
+    for g, hitter, (a, b) in zip(games, first_hitters, scores):
+        if g != game:
+            if game is not None and not game_over(*prev):
+                last = ""
+            game, prev = g, (0, 0)
+        w = "a" if (a, b) == (prev[0] + 1, prev[1]) else "b" if (a, b) == (prev[0], prev[1] + 1) else ""
+        servers.append(last or hitter)
+        winners.append(w)
+        prev, last = (a, b), w
+    return servers, winners
+
+
+def record_serve_outcomes(record: dict[str, Any]) -> tuple[list[str], list[str]]:
+    rs = record["rallies"]
+    return serve_outcomes([r["game"] for r in rs], [r["strokes"][0][1] for r in rs], [tuple(r["score"]) for r in rs])
+
+
 def problems(record: dict[str, Any]) -> list[str]:
     """Why a match cannot be a case (empty when it can): the selection rule's eligibility."""
     out = []
@@ -325,10 +351,63 @@ POOL_FILE = DATA_DIR / "pool.csv"
 POOL_FIELDS = ("collection", "folder", "event", "year", "games", "rallies", "problems")
 
 
-def scan_pool(base: Path) -> list[PoolEntry]:
+RALLIES_FILE = DATA_DIR / "rallies.csv"
+RALLIES_FIELDS = ("collection", "folder", "player_a", "player_b", "rallies")
+
+
+@dataclass(frozen=True)
+class MatchRallies:
+    """One match of data/rallies.csv: per rally its game, the hitter of its first stroke ("a"/"b") and the score
+    after it (player_a, player_b), player_a and player_b as in `read_match`."""
+    collection: str
+    folder: str
+    player_a: str
+    player_b: str
+    games: tuple[int, ...]
+    first_hitters: tuple[str, ...]
+    scores: tuple[tuple[int, int], ...]
+
+    @property
+    def key(self) -> str:
+        return match_key(self.folder)
+
+    def serve_outcomes(self) -> tuple[list[str], list[str]]:
+        return serve_outcomes(list(self.games), list(self.first_hitters), list(self.scores))
+
+
+def match_rallies(record: dict[str, Any]) -> MatchRallies:
+    rs, m = record["rallies"], record["match"]
+    return MatchRallies(record["source"]["collection"], record["source"]["folder"].rsplit("/", 1)[-1],
+                        m["player_a"], m["player_b"], tuple(r["game"] for r in rs),
+                        tuple(r["strokes"][0][1] for r in rs), tuple((r["score"][0], r["score"][1]) for r in rs))
+
+
+def write_rallies(matches: list[MatchRallies], path: Path = RALLIES_FILE) -> None:
+    """One line per match; `rallies` is one `game:hitter:a-b` token per rally, space-separated."""
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(RALLIES_FIELDS)
+        for m in matches:
+            w.writerow([m.collection, m.folder, m.player_a, m.player_b,
+                        " ".join(f"{g}:{h}:{a}-{b}" for g, h, (a, b) in zip(m.games, m.first_hitters, m.scores))])
+
+
+def read_rallies(path: Path = RALLIES_FILE) -> list[MatchRallies]:
+    out = []
+    for r in _read_csv(path):
+        toks = [t.split(":") for t in r["rallies"].split()]
+        if any(len(t) != 3 or t[1] not in ("a", "b") for t in toks):
+            raise RecordError(f"{path}: {r['folder']}: a rally token is not game:hitter:a-b")
+        out.append(MatchRallies(r["collection"], r["folder"], r["player_a"], r["player_b"],
+                                tuple(int(t[0]) for t in toks), tuple(t[1] for t in toks),
+                                tuple((int(a), int(b)) for a, b in (t[2].split("-") for t in toks))))
+    return out
+
+
+def scan_pool(base: Path) -> tuple[list[PoolEntry], list[MatchRallies]]:
     """Every distinct match of both collections under an upstream copy `base` (ShuttleSet first: a match in
-    both collections is taken from ShuttleSet), with the eligibility facts."""
-    out, seen = [], set()
+    both collections is taken from ShuttleSet), with the eligibility facts, and the rallies of every readable one."""
+    out, rallies, seen = [], [], set()
     for collection in COLLECTIONS:
         for folder, meta in match_rows(collection, base).items():
             key = match_key(folder)
@@ -337,6 +416,7 @@ def scan_pool(base: Path) -> list[PoolEntry]:
             seen.add(key)
             try:
                 rec = read_match(collection, folder, base)
+                rallies.append(match_rallies(rec))
                 probs = problems(rec)
                 dc = meta.get("downcourt", "")
                 if dc != "":
@@ -347,7 +427,7 @@ def scan_pool(base: Path) -> list[PoolEntry]:
             except (RecordError, OSError, KeyError, ValueError) as exc:
                 probs, ev, year, n_games, n_r = [f"unreadable: {exc}"], "", int(float(meta.get("year") or 0)), 0, 0
             out.append(PoolEntry(collection, folder, ev, year, n_games, n_r, "; ".join(probs[:3]) + (f" (+{len(probs) - 3})" if len(probs) > 3 else "")))
-    return out
+    return out, rallies
 
 
 def write_pool(entries: list[PoolEntry], path: Path = POOL_FILE) -> None:
@@ -387,24 +467,26 @@ def select(entries: list[PoolEntry], n: int, seed: int) -> list[PoolEntry]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """python -m video_arena.games.badminton.records pool UPSTREAM_DIR: rewrite data/pool.csv from a copy of
-    the upstream records (the folder holding ShuttleSet/ and CoachAI-Challenge-IJCAI2023/)."""
+    """python -m video_arena.games.badminton.records pool UPSTREAM_DIR: rewrite data/pool.csv and data/rallies.csv
+    from a copy of the upstream records (the folder holding ShuttleSet/ and CoachAI-Challenge-IJCAI2023/)."""
     import argparse
     import sys
 
     ap = argparse.ArgumentParser(prog="python -m video_arena.games.badminton.records")
     sub = ap.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("pool", help="scan an upstream copy and write data/pool.csv")
+    p = sub.add_parser("pool", help="scan an upstream copy and write data/pool.csv and data/rallies.csv")
     p.add_argument("upstream")
     a = ap.parse_args(argv)
     base = Path(a.upstream)
     if not (base / UPSTREAM_PATHS["ShuttleSet"]).is_dir():
         print(f"records: {base} does not hold {UPSTREAM_PATHS['ShuttleSet']}/", file=sys.stderr)
         return 2
-    entries = scan_pool(base)
+    entries, rallies = scan_pool(base)
     write_pool(entries)
+    write_rallies(rallies)
     ok = [e for e in entries if e.eligible]
-    print(f"{len(entries)} distinct matches, {len(ok)} eligible -> {POOL_FILE}")
+    print(f"{len(entries)} distinct matches, {len(ok)} eligible -> {POOL_FILE}; "
+          f"the rallies of {len(rallies)} -> {RALLIES_FILE}")
     return 0
 
 

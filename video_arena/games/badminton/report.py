@@ -1,7 +1,9 @@
 """`python -m video_arena.games.badminton.report [--tasks-root DIR]`: the numbers docs/CASES.md gives for the
 badminton cases, from the committed ground truth: the selected matches, rallies and events per type, every
 end label that occurs with its mapping and count, the landings the drawing rules moved, the delta/state class
-shares and the video length per case."""
+shares and the video length per case; then V_t: the held-out calibration of the pre-rally win probability over
+the matches of data/rallies.csv (calibration.py), V at the first row, how often the state names the eventual
+winner, and the delta/state class shares per candidate band with the band the rule picks from them."""
 from __future__ import annotations
 
 import argparse
@@ -12,8 +14,11 @@ from collections import Counter
 from pathlib import Path
 
 from video_arena import paths
+from video_arena.core.tasks import load_game
+from video_arena.games.badminton import calibration as CAL
 from video_arena.games.badminton import records as R
 from video_arena.games.badminton import scene as SC
+from video_arena.progress import bar as progress_bar
 
 ENGLISH = {
     "對手落地致勝": "opponent's shot landed in (win_reason 落地致勝)",
@@ -26,10 +31,32 @@ ENGLISH = {
     "": "no label (the winner from the score change)",
 }
 
+#: the dead bands the report compares; the rule picks the one whose three delta classes are most even
+BANDS = (0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.08, 0.1)
+
+
+def class_shares(pairs: list[tuple[float, float]], band: float) -> tuple[Counter, Counter]:
+    """(delta, state) class counts of (v_before, v_after) rows at this band (the judge's rules)."""
+    delta, state = Counter(), Counter()
+    for vb, va in pairs:
+        delta["up" if va - vb > band else "down" if vb - va > band else "flat"] += 1
+        state["player_a" if va > 0.5 + band else "player_b" if va < 0.5 - band else "even"] += 1
+    return delta, state
+
+
+def chosen_band(pairs: list[tuple[float, float]]) -> float:
+    """The band of BANDS whose smallest delta class share is the largest (T2 is macro-averaged over the classes:
+    the most even classes measure the most); ties go to the larger band."""
+    def smallest(band: float) -> int:
+        d, _ = class_shares(pairs, band)
+        return min(d[k] for k in ("up", "down", "flat"))
+    return max(BANDS, key=lambda b: (smallest(b), b))
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m video_arena.games.badminton.report", description=__doc__)
     ap.add_argument("--tasks-root", default=None)
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar (also: VA_NO_PROGRESS=1)")
     a = ap.parse_args(argv)
     root = Path(a.tasks_root) if a.tasks_root else paths.default_tasks_root()
     cases_file = root / "badminton" / "cases.json"
@@ -46,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|---|---|---|---|")
     n_rallies = n_frames = 0
     durations, pauses, dvs, wheres = [], [], [], Counter()
+    pairs, first_v, named, models = [], [], Counter(), []
     for cid in ids:
         gt = json.loads((root / "badminton" / "gt" / f"{cid}.json").read_text(encoding="utf-8"))
         rec = gt["record"]
@@ -64,7 +92,12 @@ def main(argv: list[str] | None = None) -> int:
             label_kind.setdefault(r["label"], Counter())[(e["type"], e["where"] if e["type"] == "error" else
                                                           "front/mid/back" if e["type"] == "winner" else "")] += 1
         dvs += [abs(e["v_after"] - e["v_before"]) for e in ends]
+        first_v.append(gt["v_series"][0][1])
+        models.append(rec["value_model"])
+        winner = "player_a" if gt["events"][-1]["v_after"] == 1.0 else "player_b"
         for e in gt["events"]:
+            pairs.append((e["v_before"], e["v_after"]))
+            named["winner" if e["state"] == winner else "even" if e["state"] == "even" else "loser"] += 1
             wheres[(e["type"], e["where"])] += 1
             types[e["type"]] += 1
             deltas[e["delta"]] += 1
@@ -90,6 +123,38 @@ def main(argv: list[str] | None = None) -> int:
     for label, c in labels.most_common():
         for (kind, where), k in sorted(label_kind[label].items()):
             print(f"| {label or '(empty)'} | {ENGLISH.get(label, '?')} | {kind} | {where or '-'} | {k} |")
+    band = load_game("badminton", root).band
+    print()
+    print("V_t: held-out calibration of the pre-rally win probability (python -m video_arena.games.badminton.report; "
+          "calibration.py)")
+    print()
+    n_held = sum(1 for m in R.read_rallies() if CAL.complete(m))
+    with progress_bar(n_held, "badminton calibration", "match", enabled=not a.no_progress) as bar:
+        print(CAL.markdown(CAL.calibrate(band, progress=lambda: bar.update(1))))
+    print()
+    print(f"the 20 cases: V at the first row {min(first_v):.4f}-{max(first_v):.4f}; the state row names the eventual "
+          f"winner in {100 * named['winner'] / n:.1f} % of rows (even {100 * named['even'] / n:.1f} %, "
+          f"the loser {100 * named['loser'] / n:.1f} %)")
+    means = [vm[p]["alpha"] / (vm[p]["alpha"] + vm[p]["beta"]) for vm in models for p in ("prior_a", "prior_b")]
+    span = lambda xs, f: f"{f(min(xs))}" if min(xs) == max(xs) else f"{f(min(xs))}-{f(max(xs))}"  # noqa: E731
+    print(f"their priors (record.value_model): kappa {span([vm['kappa'] for vm in models], str)}, tau "
+          f"{span([vm['tau'] for vm in models], str)}, the pool's serve-win rate "
+          f"{span([vm['pool_rate'] for vm in models], lambda x: f'{x:.3f}')}, the players' prior means "
+          f"{span(means, lambda x: f'{x:.3f}')}; players with no other match: "
+          f"{sum(vm[p]['other_matches'] == 0 for vm in models for p in ('prior_a', 'prior_b'))} of {2 * len(models)}")
+    print()
+    print("| band | delta up | down | flat | state player_a | player_b | even |")
+    print("|---|---|---|---|---|---|---|")
+    for b in BANDS:
+        dc, sc = class_shares(pairs, b)
+        f = lambda c, k: f"{100 * c[k] / len(pairs):.1f} %"  # noqa: E731
+        mark = " (game.toml)" if abs(b - band) < 1e-9 else ""
+        print(f"| {b:g}{mark} | {f(dc, 'up')} | {f(dc, 'down')} | {f(dc, 'flat')} | {f(sc, 'player_a')} | "
+              f"{f(sc, 'player_b')} | {f(sc, 'even')} |")
+    pick = chosen_band(pairs)
+    print()
+    print(f"band the rule picks (the most even delta classes: the largest smallest share): {pick:g}; "
+          f"game.toml: {band:g}" + ("" if abs(pick - band) < 1e-9 else " (DIFFERENT: set game.toml's band and rebuild)"))
     return 0
 
 

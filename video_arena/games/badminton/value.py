@@ -1,10 +1,16 @@
-"""V_t for badminton: player_a's probability of winning the match, computed exactly.
+"""V_t for badminton: player_a's probability of winning the match, from what a spectator knows at that moment.
 
-A Markov model of rally scoring over the rest of the match: each rally is won by the server with that
-player's serve-win rate (fitted on every rally of the match: rallies the player served and won over rallies
-the player served); 21 points a game, two clear, capped at 30 (29-29: the next point wins); best of three;
-the rally winner serves the next rally and the game winner the first rally of the next game.  The value of a
-state (games won, points in the game, server) is a memoised recursion over the score states: no simulation.
+Each player's serve-win rate (the probability of winning a rally the player serves) has a Beta prior fitted on
+the other matches of the collections (prior.py; never this match).  After each rally the prior is updated by the
+rallies of this match played so far, the conjugate Beta-Binomial update: with s rallies served and w of them won,
+
+    Beta(alpha, beta)  ->  Beta(alpha + w, beta + s - w),    rate = (alpha + w) / (alpha + beta + s)
+
+(the posterior mean).  V is then exact for those two rates: a Markov chain of rally scoring over the rest of the
+match, 21 points a game, two clear, capped at 30 (29-29: the next point wins); best of three; the rally winner
+serves the next rally and the game winner the first rally of the next game.  A game's table (the probability of
+winning it from every score and server) is solved backwards from its ends and the match from the games' starts:
+no simulation.  The rallies after a row never enter its V.
 """
 from __future__ import annotations
 
@@ -18,42 +24,67 @@ def game_over(a: int, b: int) -> bool:
     return (max(a, b) >= GAME_POINTS and abs(a - b) >= 2) or max(a, b) == CAP
 
 
-def serve_win_rates(servers: list[str], winners: list[str]) -> tuple[float, float]:
-    """(P(player_a wins a rally it serves), P(player_b wins a rally it serves)), fitted on the match."""
-    rates = []
-    for p in ("a", "b"):
-        served = [w for s, w in zip(servers, winners) if s == p]
-        if not served:
-            raise ValueError(f"player_{p} never serves in the record: no serve-win rate to fit")
-        rates.append(sum(1 for w in served if w == p) / len(served))
-    return rates[0], rates[1]
+@lru_cache(maxsize=4096)
+def _game_table(p_a: float, p_b: float) -> dict[tuple[int, int, str], float]:
+    """(points_a, points_b, server) -> P(player_a wins the game), for every score of a game that is not over."""
+    g: dict[tuple[int, int, str], float] = {}
+    for total in range(2 * (CAP - 1), -1, -1):
+        for pa in range(max(0, total - (CAP - 1)), min(CAP - 1, total) + 1):
+            pb = total - pa
+            if game_over(pa, pb):
+                continue
+            win = 1.0 if game_over(pa + 1, pb) else g[(pa + 1, pb, "a")]
+            lose = 0.0 if game_over(pa, pb + 1) else g[(pa, pb + 1, "b")]
+            for server in ("a", "b"):
+                q = p_a if server == "a" else 1.0 - p_b   # P(player_a wins this rally)
+                g[(pa, pb, server)] = q * win + (1.0 - q) * lose
+    return g
 
 
 def match_win_probability(p_a: float, p_b: float) -> Callable[[int, int, int, int, str], float]:
-    """f(games_a, games_b, points_a, points_b, server) = P(player_a wins the match) from that state."""
+    """f(games_a, games_b, points_a, points_b, server) = P(player_a wins the match) from that state, with
+    p_a = P(player_a wins a rally it serves) and p_b = P(player_b wins a rally it serves)."""
+    g = _game_table(p_a, p_b)
 
-    @lru_cache(maxsize=None)
+    def at_game_start(ga: int, gb: int, server: str) -> float:
+        if ga == GAMES_TO_WIN:
+            return 1.0
+        if gb == GAMES_TO_WIN:
+            return 0.0
+        return v(ga, gb, 0, 0, server)
+
     def v(ga: int, gb: int, pa: int, pb: int, server: str) -> float:
         if ga == GAMES_TO_WIN:
             return 1.0
         if gb == GAMES_TO_WIN:
             return 0.0
-        q = p_a if server == "a" else 1.0 - p_b   # P(player_a wins this rally)
-        out = 0.0
-        if q > 0:
-            out += q * (v(ga + 1, gb, 0, 0, "a") if game_over(pa + 1, pb) else v(ga, gb, pa + 1, pb, "a"))
-        if q < 1:
-            out += (1 - q) * (v(ga, gb + 1, 0, 0, "b") if game_over(pa, pb + 1) else v(ga, gb, pa, pb + 1, "b"))
-        return out
+        q = g[(pa, pb, server)]
+        return q * at_game_start(ga + 1, gb, "a") + (1.0 - q) * at_game_start(ga, gb + 1, "b")
 
     return v
 
 
-def values(servers: list[str], winners: list[str], games: list[int], p_a: float, p_b: float) -> list[float]:
-    """V before the first rally and after each rally (one value per rally, in order)."""
-    v = match_win_probability(p_a, p_b)
+def posterior_rates(prior_a: tuple[float, float], prior_b: tuple[float, float], servers: list[str],
+                    winners: list[str]) -> list[tuple[float, float]]:
+    """(rate_a, rate_b) before the first rally and after each rally: each player's Beta(alpha, beta) prior updated
+    by the rallies served so far (posterior mean), rally i's own outcome included from the row after it on."""
+    ab = {"a": list(prior_a), "b": list(prior_b)}
+    out = []
+    for i in range(len(winners) + 1):
+        if i:
+            s = servers[i - 1]
+            ab[s][0 if winners[i - 1] == s else 1] += 1
+        out.append(tuple(x / (x + y) for x, y in (ab["a"], ab["b"])))
+    return out
+
+
+def values(servers: list[str], winners: list[str], games: list[int], rates: list[tuple[float, float]]) -> list[float]:
+    """V before the first rally and after each rally (one value per rally, in order), V at position k from the
+    chain with the serve-win rates rates[k] (posterior_rates: what is known after the first k rallies)."""
+    if len(rates) != len(winners) + 1:
+        raise ValueError(f"{len(rates)} rate pairs for {len(winners)} rallies (need one more)")
     ga = gb = pa = pb = 0
-    out = [v(0, 0, 0, 0, servers[0])]
+    out = [match_win_probability(*rates[0])(0, 0, 0, 0, servers[0])]
     for i, w in enumerate(winners):
         if w == "a":
             pa += 1
@@ -64,12 +95,14 @@ def values(servers: list[str], winners: list[str], games: list[int], p_a: float,
             pa = pb = 0
             if i + 1 < len(games) and games[i + 1] == games[i]:
                 raise ValueError(f"rally {i}: the game is over by the rules but the record goes on")
-        out.append(v(ga, gb, pa, pb, w))
+        out.append(match_win_probability(*rates[i + 1])(ga, gb, pa, pb, w))
     return out
 
 
 def describe() -> dict[str, Any]:
-    return {"method": "exact Markov chain over score states (memoised recursion), no simulation",
+    return {"method": "exact Markov chain over score states (each game's table solved backwards), no simulation",
             "rules": "21 points, two clear, capped at 30; best of three; rally winner serves next; game winner "
                      "serves first in the next game",
-            "rates": "each player's serve-win rate fitted on every rally of the match (record.value_model)"}
+            "rates": "each player's serve-win rate: a Beta prior fitted on the other matches of both collections "
+                     "(record.value_model; never this match), updated by this match's rallies played so far "
+                     "(Beta-Binomial, posterior mean)"}
