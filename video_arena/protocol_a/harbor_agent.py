@@ -19,8 +19,8 @@ The model never sees the container.  The agent
 Options (--ak): reasoning_effort, enable_thinking, max_frames, jpeg_q, max_tokens (48000),
 temperature (0), timeout (seconds per request), condition (a condition file), extra_body (JSON),
 on_overflow (stop|degrade: what a context-length refusal leads to; server_limits.py).  A context
-overflow with on_overflow=stop raises ContextOverflowError (the trial is missing, counted as
-context_overflow by the scorer).
+overflow with on_overflow=stop raises ContextOverflowError (the scorer counts the trial 0.0 on every
+metric, in its context_overflow column).
 The agent logs hold run.json, prompt.txt, reply.txt, receipt.json, answer.json and the frames.
 """
 from __future__ import annotations
