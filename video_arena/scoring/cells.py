@@ -315,7 +315,7 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
     if not st.finished:  # harness_error: never ran
         cell.reason = st.reason
         if cell.agent_not_started:
-            cell.reason = f"the agent never started: {str(run.get('error') or '')[:300]}"
+            cell.reason = f"{st.reason}: {str(run.get('error') or '')[:300]}"
         return cell
     if cell.answer_state is not None and cell.answer_state not in ANSWER_STATES:
         cell.warnings.append(f"unknown answer_state {cell.answer_state!r}")

@@ -8,8 +8,9 @@
 RESULTS is a results folder as both native runners write it, JOB a Harbor job folder (detected by its
 layout, video_arena/core/results.py); both are scored by the rules of docs/SCORING.md, the one place
 they are written.  Exit status: 2 for an input that cannot be scored or a table of more than one
-measurement without --allow-mixed, 1 for an integrity error, an unusable ground truth or a Harbor
-reward that differs from the re-judged one, else 0.
+measurement without --allow-mixed, 1 for an integrity error, an unusable ground truth, a Harbor
+reward that differs from the re-judged one, or a source in which no cell ran (no agent ever started),
+else 0.
 """
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ def format_system(s: SS.SystemScore) -> str:
     if not s.requests_verified and n_a:
         lines.append(f"  CAVEAT (--no-verify-requests): {n_a} Protocol A cell(s) scored without rebuilding their "
                      f"requests from the condition file, case and receipt")
+    if s.nothing_measured():
+        lines.append(f"  NOTHING MEASURED: {s.nothing_measured()}")
     bad = s.integrity_errors()
     if bad:
         lines.append(f"  INTEGRITY ERROR in {len(bad)} cell(s): not scored, not in any mean:")
@@ -324,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {plot}")
     rc = 0
     for s in systems:
+        if s.nothing_measured():
+            print(f"video-arena score: {s.label}: {s.nothing_measured()}", file=sys.stderr)
+            rc = 1
         for c in s.integrity_errors():
             print(f"video-arena score: {s.label}: {c.game}/{c.case_id}: {c.reason}", file=sys.stderr)
             rc = 1

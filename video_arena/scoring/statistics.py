@@ -198,6 +198,19 @@ class SystemScore:
     def integrity_errors(self) -> list[Cell]:
         return [c for c in self.cells() if c.status == STATUS_CORRUPT]
 
+    def nothing_measured(self) -> str:
+        """'' when some cell ran, else why the system measured nothing: no agent ever started (its
+        cells say so), or no cell ran at all.  `video-arena score` exits 1 on it."""
+        cells = self.cells()
+        if any(c.status != STATUS_MISSING for c in cells):
+            return ""
+        unstarted = [c for c in cells if c.agent_not_started]
+        if unstarted:
+            c = unstarted[0]
+            return (f"no agent ever started: {len(unstarted)} cell(s) could not start the agent command (first "
+                    f"{c.game}/{c.case_id}: {c.reason}); nothing was measured")
+        return "no cell ran (every cell is missing); nothing was measured"
+
     def caveats(self) -> dict[str, Any]:
         """The caveat counts over every game (sums), the mean of the game recall ceilings, the efforts."""
         games = list(self.games.values())
