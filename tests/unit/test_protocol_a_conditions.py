@@ -330,6 +330,27 @@ def test_harbor_extra_body_may_not_override_the_condition(tmp_path):
         HA.ProtocolA(logs_dir=tmp_path, model_name="openai/m", extra_body='{"temperature": 1}')
 
 
+def test_a_harbor_trial_with_a_custom_condition_file_is_verified_like_a_native_cell(tree, tmp_path, server,
+                                                                                   monkeypatch):
+    """Issue 28: `--ak condition=custom.json` made every trial unverified (the condition is not a
+    versioned file and the job did not hold it).  The agent now keeps it in agent/_conditions/, so the
+    request rebuilds from the job alone; a changed copy is refused (the check is not vacuous)."""
+    from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, DEFAULT_CONDITION
+    cond = json.loads(DEFAULT_CONDITION.read_text())
+    cond.update(name="harbor-custom", description="not a versioned condition file")
+    custom = tmp_path / "custom.json"
+    custom.write_text(json.dumps(cond))
+    run, body, root, ctx = run_agent(tree, tmp_path, server, monkeypatch, condition=str(custom))
+    agent_dir = tmp_path / f"chess-{SHORT}__abc" / "agent"
+    assert run["condition"].startswith("harbor-custom") and (agent_dir / CONDITIONS_SUBDIR / f"{run['condition_sha256']}.json").is_file()
+    custom.unlink()   # the host's file is gone: the job alone must hold what verification needs
+    assert verify_cell(agent_dir, tree) == (True, "ok")
+    copy = agent_dir / CONDITIONS_SUBDIR / f"{run['condition_sha256']}.json"
+    copy.write_text(json.dumps(dict(cond, max_tokens=7)))
+    ok, why = verify_cell(agent_dir, tree)
+    assert not ok and "not a versioned condition file" in why
+
+
 def test_harbor_agent_honours_server_limits(tree, tmp_path, monkeypatch):
     from video_arena.protocol_a import harbor_agent as HA
     with OpenAITestServer(default=VLLMLike(max_images=5, reply={"content": oracle_reply(tree, SHORT)})) as srv:

@@ -17,6 +17,7 @@ from video_arena import paths
 from video_arena.core import condition_fields as CF
 from video_arena.core import results as R
 from video_arena.core import tasks as T
+from video_arena.protocol_a.condition import CONDITIONS_SUBDIR
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import cells as SC
 from video_arena.scoring import scorer as S
@@ -131,7 +132,7 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
         cell.warnings.append(f"trial {trial.dir.name}: agent/{err}")
     harbor_cond = CF.harbor_condition(trial.trial_config())
     if rec is not None:
-        CV.read_run_caveats(cell, rec.as_read())
+        CV.read_run_caveats(cell, rec.as_read(), agent / CONDITIONS_SUBDIR)
         CV.read_run_conduct(cell, rec.as_read())
         SC.read_attempts(cell, rec, None)
         cell.condition = {**harbor_cond, **cell.condition}
