@@ -82,3 +82,37 @@ def test_baselines_runs_a_game_without_a_perception_reader(tmp_path: Path) -> No
     assert re.search(r"^\| oracle \| A/B \| 1\.000 \[1\.000, 1\.000\] \(n=1\)", t1, re.M)
     assert len(re.findall(r"^\| (chance|majority) \| A \|.*\(n=1\)", t1, re.M)) == 2
     assert "perception agent" not in t1 and "Not run on badminton: the agent has no reader" in doc
+
+
+def test_a_stale_baseline_cell_is_made_again_never_kept(tmp_path: Path, media_root, capsys) -> None:
+    """Issue 28: every baseline cell records the digest of its inputs (task files, agent, judge); a cell
+    whose digest is not the one its inputs give now is made again on the next run, never kept, and a
+    system that would keep one (--skip) is refused."""
+    import json
+
+    from video_arena.baselines import cell_inputs as CI
+    from video_arena.digests import sha256_bytes
+
+    out = tmp_path / "out"
+    argv = ["--games", "gomoku", "--limit", "1", "--out", str(out), "--doc", str(tmp_path / "R.md"),
+            "--pictures", str(tmp_path / "pics"), "--media-root", str(media_root), "--no-progress",
+            "--skip", "perception-b,chance-a,majority-a"]
+    assert R.main(argv) == 0
+    doc = (tmp_path / "R.md").read_text()
+    cell = out / "chance-b" / "gomoku" / _first("gomoku")
+    run = json.loads((cell / "run.json").read_text())
+    assert len(run[CI.KEY]) == 64
+    assert json.loads((out / "oracle" / "gomoku" / _first("gomoku") / "run.json").read_text())[CI.KEY]
+    # a cell made from other inputs, holding a better answer (its digests consistent, as a run left it)
+    oracle = (out / "oracle" / "gomoku" / _first("gomoku") / "answer.json").read_bytes()
+    (cell / "answer.json").write_bytes(oracle)
+    (cell / "run.json").write_text(json.dumps(dict(run, **{CI.KEY: "0" * 64, "answer_sha256": sha256_bytes(oracle)})))
+    capsys.readouterr()
+    assert R.main(argv) == 0
+    assert "chance-b: 1 cell(s) made from other inputs removed" in capsys.readouterr().err
+    assert (tmp_path / "R.md").read_text() == doc     # recomputed: the same numbers as the first run
+    assert json.loads((cell / "run.json").read_text())[CI.KEY] == run[CI.KEY]
+    # kept by --skip, it is refused
+    (cell / "run.json").write_text(json.dumps(dict(run, **{CI.KEY: "0" * 64})))
+    assert R.main(argv[:-1] + ["perception-b,chance-a,majority-a,chance-b"]) == 2
+    assert "chance-b: 1 cell(s) were made from other inputs" in capsys.readouterr().err

@@ -177,14 +177,17 @@ def test_score_verifies_requests_by_default_and_says_when_it_does_not(tree, cach
 
 
 # -- the table: a context overflow in its own column, an image-cap degradation counted ------------------------
-def _ovfl_col(text: str, game: str) -> list[str]:
+def _table_row(text: str, game: str) -> dict[str, str]:
     hdr = next(ln for ln in text.splitlines() if ln.split()[:1] == ["game"])
     row = next(ln for ln in text.splitlines() if ln.split()[:1] == [game])
     names = hdr.split()
-    return dict(zip(names[:6], row.split()[:6]))
+    return dict(zip(names[:8], row.split()[:8]))
 
 
-def test_score_counts_context_overflow_in_its_own_column(tree, cache, tmp_path):
+def test_a_context_overflow_scores_zero_and_is_counted_in_its_own_column(tree, cache, tmp_path):
+    """Issue 28, done when: a server that overflows on the longer half of the cases (the 256-still
+    case) and answers the rest perfectly gives a game mean equal to the share of cells answered (the
+    overflowed cell 0.0, not missing), and the table, the CSV and the JSON show the overflow count."""
     out = tmp_path / "o"
 
     def reply(body):
@@ -193,14 +196,46 @@ def test_score_counts_context_overflow_in_its_own_column(tree, cache, tmp_path):
     with OpenAITestServer(default=VLLMLike(max_model_len=60000, reply=reply)) as srv:
         assert run_a(tree, cache, srv, out, limit=False)[0] == 0
     run = json.loads((out / "chess" / LONG / "run.json").read_text())
-    assert run["stop_reason"] == "context_overflow"
-    rc, text, err = score(out, tree, "--csv", str(tmp_path / "g.csv"))
+    assert run["stop_reason"] == "context_overflow" and run["on_overflow"] == "stop"
+    rc, text, err = score(out, tree, "--csv", str(tmp_path / "g.csv"), "--json", str(tmp_path / "s.json"))
     assert rc == 0, err
-    row = _ovfl_col(text, "chess")
-    assert row["scored"] == "1/2" and row["miss"] == "1" and row["ovfl"] == "1", text
+    row = _table_row(text, "chess")
+    assert row["scored"] == "2/2" and row["miss"] == "0" and row["ovfl"] == "1", text
+    assert row["reward"] == "0.500" and row["fmt"] == "0", text     # 1 of 2 cells answered, the other 0.0
     import csv
     rows = {r["game"]: r for r in csv.DictReader((tmp_path / "g.csv").open())}
     assert rows["chess"]["context_overflow"] == "1" and rows["OVERALL"]["context_overflow"] == "1"
+    assert float(rows["chess"]["reward"]) == 0.5 and float(rows["chess"]["t1_f1"]) == 0.5
+    doc = json.loads((tmp_path / "s.json").read_text())["systems"][0]
+    assert doc["games"]["chess"]["caveats"]["context_overflow"] == 1 and doc["context_overflow"] == 1
+    [cell] = [c for c in doc["cells"] if c["case_id"] == LONG]
+    assert cell["status"] == "scored" and cell["context_overflow"] is True
+    assert (cell["reward"], cell["t1_f1"], cell["t2_zero_filled"], cell["t3_zero_filled"]) == (0.0, 0.0, 0.0, 0.0)
+    rc, md, err = score(out, tree, "--report", "md")
+    assert "| context overflow (0.0) |" in md and "| chess | 2/2 | 0 | 0 | 0 | 1 |" in md, md
+
+
+def test_on_overflow_is_a_compared_condition_field(tree, cache, tmp_path):
+    """stop and degrade are two conditions: resuming one into the other's --out is refused, and a
+    table holding both is refused by score (--allow-mixed: a DIAGNOSTIC naming on_overflow)."""
+    out = tmp_path / "o"
+
+    def reply(body):
+        return {"content": oracle_reply(tree, LONG if count_images(body) > 12 else SHORT)}
+
+    with OpenAITestServer(default=VLLMLike(max_model_len=60000, reply=reply)) as srv:
+        assert run_a(tree, cache, srv, out)[0] == 0   # --limit 1: the short case
+        rc, err = run_a(tree, cache, srv, out, "--on-overflow", "degrade", limit=False)
+        assert rc == 2 and "on_overflow stop (recorded) vs degrade (this run)" in err, err
+    run = json.loads((out / "chess" / SHORT / "run.json").read_text())
+    run["on_overflow"] = "degrade"   # as if written by a run with --on-overflow degrade
+    (out / "chess" / "paLong02").mkdir()
+    (out / "chess" / "paLong02" / "run.json").write_text(json.dumps(dict(run, case_id=LONG)))
+    (out / "chess" / "paLong02" / "answer.json").write_text((out / "chess" / SHORT / "answer.json").read_text())
+    run["on_overflow"] = "stop"
+    (out / "chess" / SHORT / "run.json").write_text(json.dumps(run))
+    rc, text, err = score(out, tree, "--no-verify-requests")
+    assert rc == 2 and "on_overflow: " in err, err
 
 
 def test_score_shows_an_image_cap_as_a_degradation_not_a_mix(tree, cache, tmp_path):
@@ -293,6 +328,27 @@ def test_harbor_extra_body_may_not_override_the_condition(tmp_path):
     from video_arena.protocol_a import harbor_agent as HA
     with pytest.raises(ValueError, match="may not set temperature"):
         HA.ProtocolA(logs_dir=tmp_path, model_name="openai/m", extra_body='{"temperature": 1}')
+
+
+def test_a_harbor_trial_with_a_custom_condition_file_is_verified_like_a_native_cell(tree, tmp_path, server,
+                                                                                   monkeypatch):
+    """Issue 28: `--ak condition=custom.json` made every trial unverified (the condition is not a
+    versioned file and the job did not hold it).  The agent now keeps it in agent/_conditions/, so the
+    request rebuilds from the job alone; a changed copy is refused (the check is not vacuous)."""
+    from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, DEFAULT_CONDITION
+    cond = json.loads(DEFAULT_CONDITION.read_text())
+    cond.update(name="harbor-custom", description="not a versioned condition file")
+    custom = tmp_path / "custom.json"
+    custom.write_text(json.dumps(cond))
+    run, body, root, ctx = run_agent(tree, tmp_path, server, monkeypatch, condition=str(custom))
+    agent_dir = tmp_path / f"chess-{SHORT}__abc" / "agent"
+    assert run["condition"].startswith("harbor-custom") and (agent_dir / CONDITIONS_SUBDIR / f"{run['condition_sha256']}.json").is_file()
+    custom.unlink()   # the host's file is gone: the job alone must hold what verification needs
+    assert verify_cell(agent_dir, tree) == (True, "ok")
+    copy = agent_dir / CONDITIONS_SUBDIR / f"{run['condition_sha256']}.json"
+    copy.write_text(json.dumps(dict(cond, max_tokens=7)))
+    ok, why = verify_cell(agent_dir, tree)
+    assert not ok and "not a versioned condition file" in why
 
 
 def test_harbor_agent_honours_server_limits(tree, tmp_path, monkeypatch):

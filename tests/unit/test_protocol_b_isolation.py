@@ -122,11 +122,14 @@ def test_exit_127_after_starting_is_scored_not_missing(tmp_path: Path) -> None:
     assert rc == 0 and (rec["stop_reason"], rec["exit_code"], rec["answer_state"]) == ("agent_error", 127, "wrote")
 
 
-def test_shell_failing_inside_the_command_after_start_is_scored(tmp_path: Path) -> None:
-    """`agent; missing-tool` started the agent: the 127 of the second word is the agent's."""
+def test_a_command_the_shell_cannot_finish_stops_the_run_on_its_first_cell(tmp_path: Path) -> None:
+    """`agent; missing-tool` exits 127 with the seed untouched: from outside it is the command `cd dir &&
+    missing-agent` (issue 28), so on the run's first cell it stops the run, the cell missing, with the
+    shell's message; once a cell has started (test_protocol_b_runner.py) a 127 is the agent's, scored."""
     rc, out = run_b(tmp_path, py_cmd("pass") + "; definitely-not-a-tool-7f3", "--no-isolation")
     rec = record(out)
-    assert rc == 0 and (rec["stop_reason"], rec["exit_code"]) == ("agent_error", 127)
+    assert rc == 2 and (rec["stop_reason"], rec["exit_code"], rec["agent_started"]) == ("harness_error", 127, False)
+    assert "definitely-not-a-tool-7f3" in rec["error"]
 
 
 @needs_bwrap

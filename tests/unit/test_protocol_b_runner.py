@@ -116,14 +116,74 @@ def test_nonzero_exit_is_agent_error_and_keeps_the_answer(tmp_path: Path) -> Non
 @pytest.mark.parametrize("cmd,why", [
     ("definitely-not-an-agent-cli-7f3 --prompt {prompt}", "not found"),
     ("{sandbox}/../prompt.txt", "not executable"),
-    (agent("writer.py") + " --cwd {sandbx}", "unknown placeholder"),
 ])
 def test_agent_that_never_started_is_harness_error_and_missing(tmp_path: Path, cmd: str, why: str) -> None:
     rc, out = run_b(tmp_path, cmd)
     rec = record(out)
-    assert rc == 1
+    assert rc == 2
     assert rec["stop_reason"] == "harness_error" and rec["answer_state"] is None and why in rec["error"]
+    assert rec["agent_started"] is False
     assert not (out / "toy" / CASE / "answer.json").exists()
+
+
+def test_an_unknown_placeholder_is_refused_before_any_cell(tmp_path: Path, capsys) -> None:
+    rc, out = run_b(tmp_path, agent("writer.py") + " --cwd {sandbx}", limit=None)
+    err = capsys.readouterr().err
+    assert rc == 2 and "unknown placeholder {sandbx}" in err and "no cell was run" in err
+    assert not list(out.glob("*/*/run.json"))
+
+
+WRAPPED_NOT_FOUND = [
+    "timeout 600 /no/such/agent {prompt}",
+    "env X=1 /no/such/agent {prompt}",
+    "cd {sandbox} && /no/such/agent {prompt}",
+    "$HOME/bin/no-such-agent {prompt}",
+    "nice -n 5 {sandbox}/../prompt.txt",   # found, not executable: 126
+]
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+@pytest.mark.parametrize("cmd", WRAPPED_NOT_FOUND)
+def test_an_agent_that_cannot_start_however_wrapped_stops_the_run_after_one_cell(
+        tmp_path: Path, capsys, cmd: str, isolated: bool) -> None:
+    """Issue 28: a command that exits 126/127 before the agent ever ran (the seed untouched) stops the
+    run after its first cell with one line naming the cell and the shell's message, exit 2; that cell is
+    missing (harness), never 0.0, and `score` of the folder says no agent ever started, exit 1, and
+    prints no 0.000 for the game."""
+    if isolated and namespaces_available():
+        pytest.skip(f"no isolation here: {namespaces_available()}")
+    (tmp_path / "allowed").mkdir()
+    extra = ("--allow-path", str(tmp_path / "allowed")) if isolated else ()   # any --allow-path: isolated
+    rc, out = run_b(tmp_path, cmd, *extra, limit=None)
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert [p.parent.name for p in out.glob("toy/*/run.json")] == [CASE]   # one cell, not both
+    rec = record(out)
+    assert rec["stop_reason"] == "harness_error" and rec["agent_started"] is False
+    assert rec["exit_code"] in (126, 127) and rec["answer_state"] is None
+    [line] = [ln for ln in err.splitlines() if ln.startswith("video-arena run-b: error:")]
+    assert f"toy/{CASE}: the agent command could not start (exit {rec['exit_code']}: " in line
+    assert ("No such file or directory" in line or "Permission denied" in line), line
+    from video_arena.scoring import cli as score_cli
+    rc = score_cli.main([str(out), "--tasks-root", str(TASKS), "--quiet", "--bootstrap", "0"])
+    text = capsys.readouterr()
+    assert rc == 1 and "no agent ever started" in text.err and "NOTHING MEASURED" in text.out
+    toy = next(ln for ln in text.out.splitlines() if ln.split()[:1] == ["toy"])
+    assert "0.000" not in toy and toy.split()[1] == "0/2", toy
+
+
+def test_an_exit_127_after_the_agent_started_is_its_own_failure(tmp_path: Path) -> None:
+    """Only the run's first cell can show that the command cannot start: once one cell started, a
+    later 127 is the agent's doing (agent_error, scored); and an agent that wrote an answer started,
+    whatever it exits with."""
+    flag = tmp_path / "ran-once"
+    cmd = f"sh -c 'if [ -e {flag} ]; then exit 127; fi; : > {flag}' sh {{prompt}}"
+    rc, out = run_b(tmp_path, cmd, limit=None)
+    assert rc == 0
+    assert record(out)["stop_reason"] == "completed"
+    assert (record(out, CASE2)["stop_reason"], record(out, CASE2)["exit_code"]) == ("agent_error", 127)
+    rc, out = run_b(tmp_path / "w", agent("writer.py", "--rows", "2", "--exit", "127"))
+    assert rc == 0 and (record(out)["stop_reason"], record(out)["answer_state"]) == ("agent_error", "wrote")
 
 
 def test_missing_media_is_harness_error(tmp_path: Path) -> None:
@@ -162,7 +222,7 @@ def test_rerun_deletes_the_predecessors_answer_runjson_and_logs(tmp_path: Path) 
     (cell / "logs" / "old.log").write_text("old")
     (cell / "run.json").write_text("{broken")
     rc, out = run_b(tmp_path, "definitely-not-an-agent-cli-7f3 {prompt}")
-    assert rc == 1 and record(out)["stop_reason"] == "harness_error"
+    assert rc == 2 and record(out)["stop_reason"] == "harness_error"
     assert not (cell / "answer.json").exists() and not (cell / "logs" / "old.log").exists()
 
 

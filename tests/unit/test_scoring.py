@@ -82,8 +82,8 @@ def test_missing_is_not_zero_and_never_wrote_is_zero(tree):
     c = ids["chess"]
     cell(res, "chess", c[0], oracle())                                          # 1.0
     cell(res, "chess", c[1], {"events": []}, answer_state="never_wrote")        # 0.0, 0-row
-    cell(res, "chess", c[2], oracle(), stop_reason="harness_error")             # missing despite an answer
-    cell(res, "chess", c[3], oracle(), run=None)                                # no run.json: missing
+    cell(res, "chess", c[2], None, stop_reason="harness_error")                 # never ran: missing
+    (res / "chess" / c[3] / "logs").mkdir(parents=True)                         # killed before run.json: missing
     s = score(res, tasks)
     g = s.games["chess"]
     assert (g.n_scored, g.n_cases) == (2, 4)
@@ -93,6 +93,26 @@ def test_missing_is_not_zero_and_never_wrote_is_zero(tree):
     assert g.means["reward"] == pytest.approx(0.5)  # (1 + 0) / 2, not (1 + 0 + 0 + 0) / 4
     status = {cl.case_id: cl.status for cl in g.cells}
     assert status == {c[0]: "scored", c[1]: "scored", c[2]: "missing", c[3]: "missing"}
+
+
+def test_an_answer_without_its_run_record_is_an_integrity_error_never_missing(tree):
+    """Deleting (or breaking) a finished cell's run.json must not turn it into a missing cell: that
+    would drop it from the denominator.  The reverse (a run.json that says it left an answer, the
+    answer gone) is the test below."""
+    tmp, tasks, ids = tree
+    res = tmp / "res"
+    c = ids["chess"]
+    cell(res, "chess", c[0], oracle())
+    cell(res, "chess", c[1], {"events": []}, run=None)                          # run.json deleted
+    cell(res, "chess", c[2], {"events": []}, run="{not json")                   # run.json damaged
+    (res / "chess" / c[3] / "logs").mkdir(parents=True)                         # neither: missing
+    s = score(res, tasks)
+    by = {cl.case_id: cl for cl in s.games["chess"].cells}
+    assert [by[x].status for x in c] == ["scored", "corrupt", "corrupt", "missing"]
+    assert by[c[1]].reason.startswith("INTEGRITY: answer.json without a readable run.json (no run.json)")
+    assert s.games["chess"].counts["missing"] == 1 and len(s.integrity_errors()) == 2
+    rc = cli.main([str(res), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "0", "--no-verify-requests"])
+    assert rc == 1
 
 
 def test_no_answer_states_score_zero_even_without_answer_file(tree):
@@ -124,16 +144,18 @@ def test_malformed_answer_is_zero_with_format_error_and_empty_list_is_zero_row(t
     assert g.means["reward"] == pytest.approx(1 / 3)
 
 
-def test_unreadable_run_json_is_missing_and_reported_not_a_crash(tree):
+def test_unreadable_run_json_is_reported_not_a_crash(tree):
     tmp, tasks, ids = tree
     res = tmp / "res"
     c = ids["chess"]
     cell(res, "chess", c[0], oracle(), run="{truncated")
     cell(res, "chess", c[1], oracle(), run="[1, 2]")
     cell(res, "chess", c[2], oracle())
+    cell(res, "chess", c[3], None, run="{truncated")
     s = score(res, tasks)
     g = s.games["chess"]
-    assert g.n_scored == 1 and g.counts["missing"] == 3
+    # beside an answer it is an integrity error (never a missing cell); alone, a cell that never ran
+    assert g.n_scored == 1 and g.counts["corrupt"] == 2 and g.counts["missing"] == 1
     assert any("run.json not JSON" in w for w in s.warnings)
     assert any("not a JSON object" in w for w in s.warnings)
 
@@ -224,7 +246,7 @@ def test_compare_shared_set_inverts_env_means(tree):
     r = cmp["overall_shared"]["reward"]
     assert r["ratio"] == pytest.approx(2.0) and r["diff"] == pytest.approx(1 / 3)
     text = cli.format_compare(cmp)
-    assert "shared games (both scored): chess" in text
+    assert "shared games (a case scored by both): chess" in text
     assert "go (B: 0/2 scored)" in text and "gomoku (A: 0/2 scored)" in text
     assert "2.00x" in text and "not comparable" in text
 
@@ -241,6 +263,35 @@ def test_compare_paired_interval_and_refuses_mixed_tolerances(tree):
     sd = score(b, tasks, tolerance=5.0)
     with pytest.raises(SC.ScoringInputError, match="cannot compare"):
         SS.compare(sa, sd)
+
+
+def test_compare_is_on_the_cases_both_scored_paired_and_says_how_many(tree):
+    """A scored chess cases 0-2, B cases 1-3: the comparison is over cases 1 and 2 only (each system's
+    own game mean is over a different set), with a paired interval, and it says 2 paired, 1 left out
+    on each side.  On the paired cases A and B answered the same: A-B = 0 exactly."""
+    tmp, tasks, ids = tree
+    a, b = tmp / "A", tmp / "B"
+    c = ids["chess"]
+    _fill(a, "chess", c[:3], [shifted(), half(), oracle()])        # case 0 is A's worst
+    _fill(b, "chess", c[1:], [half(), oracle(), oracle()])         # case 3 is B's best
+    sa, sb = score(a, tasks), score(b, tasks)
+    assert sa.games["chess"].means["reward"] != pytest.approx(sb.games["chess"].means["reward"])
+    cmp = SS.compare(sa, sb)
+    e = cmp["games"]["chess"]
+    assert (e["n_paired"], e["n_a_only"], e["n_b_only"]) == (2, 1, 1)
+    assert e["reward"]["n_paired"] == 2
+    assert e["reward"]["a"] == pytest.approx((2 / 3 + 1) / 2) == e["reward"]["b"]
+    assert e["reward"]["diff"] == pytest.approx(0.0) and e["reward"]["diff_ci95"] == [0.0, 0.0]
+    assert cmp["overall_shared"]["reward"]["diff"] == pytest.approx(0.0)
+    assert (cmp["n_paired_cases"], cmp["n_a_only"], cmp["n_b_only"]) == (2, 1, 1)
+    text = cli.format_compare(cmp)
+    assert "paired: compared on the 2 case(s) both systems scored; left out: 1 scored by A only, 1 by B only" in text
+    assert re.search(r"chess\s+2/4\s+1\s+1\s+0\.833\s+0\.833\s+\+0\.000", text), text
+    # a game both scored, but on no common case, is dropped and named
+    d = tmp / "D"
+    _fill(d, "chess", c[3:], [oracle()])
+    cmp2 = SS.compare(score(a, tasks), score(d, tasks))
+    assert cmp2["shared_games"] == [] and "no case scored by both" in cmp2["dropped_games"]["chess"]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -66,7 +66,8 @@ def caveat_line(out: str, game: str) -> list[str]:
 
 
 CAVEAT_COL = {"scored": 1, "0-row": 2, "degraded": 3, "truncated": 4, "multi_block": 5, "audit": 6, "redrawn": 7,
-              "over_turns": 8, "no_isolation": 9, "allow_paths": 10, "preflight": 11, "ceiling": 12}
+              "over_turns": 8, "no_isolation": 9, "allow_paths": 10, "preflight": 11, "content_filtered": 12,
+              "ceiling": 13}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -83,6 +84,7 @@ CAVEAT_CASES = {
     "degraded_flag_only": (dict(degraded=True), "degraded"),
     "truncated": (dict(protocol_complete=False, stop_reason="length", finish_reason="length"), "truncated"),
     "multi_block": (dict(n_json_blocks=3), "multi_block"),
+    "content_filter": (dict(stop_reason="content_filter", finish_reason="content_filter"), "content_filtered"),
 }
 
 
@@ -99,7 +101,7 @@ def test_each_caveat_reaches_table_csv_json_and_cells_csv(tree, name):
     assert r["rc"] == 0, r["err"]
     line = caveat_line(r["out"], "chess")
     assert line[CAVEAT_COL[column]] == "1"
-    others = [k for k in ("degraded", "truncated", "multi_block") if k != column]
+    others = [k for k in ("degraded", "truncated", "multi_block", "content_filtered") if k != column]
     assert all(line[CAVEAT_COL[k]] == "0" for k in others), line
     assert caveat_line(r["out"], "go")[CAVEAT_COL[column]] == "0"
     assert caveat_line(r["out"], "overall")[CAVEAT_COL[column]] == "1"
@@ -531,7 +533,7 @@ def test_markdown_report(tree):
     assert f"]({png.name})" in md
     assert "| chess | 2/3 | 0.833 | [" in md and "| go | 1/2 | 0.000 |" in md
     assert "| **overall** (2 games, mean of game means) | 3/5 | **0.417** |" in md
-    assert "| chess | 2/3 | 0 | 1 | 0 | 0 | 1 | 0 | 0 |" in md           # caveats: truncated 1
+    assert "| chess | 2/3 | 0 | 1 | 0 | 0 | 0 | 1 | 0 | 0 | 0 |" in md   # caveats: truncated 1
     assert "- Condition (SHA-256, first 12): " in md and "fps1-n256-ls768-q4 (3)" in md
     assert "- Answers checked against the run record's SHA-256: ok (3)" in md
     [tk_line] = [ln for ln in md.splitlines() if ln.startswith("- Toolkit that made the runs")]

@@ -60,18 +60,29 @@ def test_a_job_of_one_configuration_is_one_measurement(tmp_path):
     assert cell.condition["max_turns"] == 200 and cell.condition["timeout_multipliers"]
 
 
-def test_a_harbor_context_overflow_trial_is_counted_in_its_own_column(tmp_path):
+def test_a_harbor_context_overflow_trial_scores_zero_and_is_counted_in_its_own_column(tmp_path):
+    """The one rule (docs/SCORING.md) on the Harbor path: a Protocol A trial whose request did not fit
+    the model's context (the agent's ContextOverflowError; its verifier never ran) is 0.0 on every
+    metric, not missing: the game mean is the share of trials answered."""
     tasks = tmp_path / "tasks"
     ids = make_tasks(tasks, {"chess": 2})
     job = make_job(tmp_path / "jobs", "j")
-    trial(job, "chess", ids["chess"][0], ORACLE)
+    trial(job, "chess", ids["chess"][0], ORACLE,
+          judge_case={"game": "chess", "case_id": ids["chess"][0], "protocol": "A"})
     trial(job, "chess", ids["chess"][1], None, rewards=None, exception="ContextOverflowError",
           message="the server refused the request as over the model's context")
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        rc = cli.main([str(job), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "0"])
-    assert rc == 0
+        rc = cli.main([str(job), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "0",
+                       "--no-verify-requests"])
+    assert rc == 0, out.getvalue()
     hdr = next(ln for ln in out.getvalue().splitlines() if ln.split()[:1] == ["game"]).split()
     row = next(ln for ln in out.getvalue().splitlines() if ln.split()[:1] == ["chess"]).split()
-    cols = dict(zip(hdr[:6], row[:6]))
-    assert cols["miss"] == "1" and cols["ovfl"] == "1", out.getvalue()
+    cols = dict(zip(hdr[:9], row[:9]))
+    assert cols["scored"] == "2/2" and cols["miss"] == "0" and cols["ovfl"] == "1", out.getvalue()
+    assert cols["reward"] == "0.500", out.getvalue()
+    s = HJ.score_any(job, tasks, n_boot=0, progress=False, verify_requests=False)
+    over = [c for c in s.cells() if c.context_overflow][0]
+    assert over.status == "scored" and over.protocol == "A"
+    assert {m: over.metric(m) for m in ("reward", "t1_f1", "t2_zero_filled", "t3_zero_filled")} == dict.fromkeys(
+        ("reward", "t1_f1", "t2_zero_filled", "t3_zero_filled"), 0.0)

@@ -224,7 +224,7 @@ def test_compare_two_jobs_on_the_shared_games(tree, capsys):
     assert cmp["overall_shared"]["reward"]["diff"] == pytest.approx(1 / 3)
     assert cmp["own_overall_not_comparable"]["a"]["games"] == ["chess", "go"]
     assert [s_["harbor"]["job"] for s_ in doc["systems"]] == ["protocol-a", "protocol-b"]
-    assert "shared games (both scored): chess" in out
+    assert "shared games (a case scored by both): chess" in out
     header = cells_csv.read_text().splitlines()[0].split(",")
     assert header[-len(HJ.HARBOR_CELL_FIELDS):] == HJ.HARBOR_CELL_FIELDS
 

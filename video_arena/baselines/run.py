@@ -17,6 +17,7 @@ Systems (one results folder each under --out, scored by video_arena.scoring.scor
 
 The doc's numbers come only from this command. Its header carries a digest of every input (tasks'
 game.toml/cases/gt/manifest, the agents' source, the judge), which a test recomputes (inputs_digest).
+Each cell records the digest of its own inputs; a stale one is made again, never kept (cell_inputs.py).
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from video_arena import paths
 from video_arena.core import results as R
 from video_arena.cli_args import comma_list
 from video_arena.progress import bar as progress_bar
+from video_arena.baselines import cell_inputs as CI
 from video_arena.baselines import chance_agent
 
 HERE = Path(__file__).resolve().parent
@@ -115,9 +117,26 @@ def inputs_digest(tasks_root: Path, games: list[str], limit: int | None) -> str:
             add(f"{g}/{f}", (tasks_root / g / f).read_bytes())
         for cid in case_ids(tasks_root, g, limit):
             add(f"{g}/gt/{cid}", (tasks_root / g / "gt" / f"{cid}.json").read_bytes())
-    for p in (PERCEPTION, CHANCE, HERE / "run.py", paths.judge_path()):
+    for p in (PERCEPTION, CHANCE, HERE / "run.py", HERE / "cell_inputs.py", paths.judge_path()):
         add(p.name, p.read_bytes())
     return h.hexdigest()
+
+
+def system_inputs(cmds: dict[str, str], seed: int, title_rates: dict[str, float]) -> dict[str, str]:
+    """{system folder: the digest of what makes its answers} (cell_inputs.py): the source files and the
+    parameters of its agent, and the judge."""
+    from video_arena.protocol_a import grid as G
+    from video_arena.protocol_a.condition import DEFAULT_CONDITION
+
+    run_py = HERE / "run.py"
+    a_files = (CHANCE, run_py, DEFAULT_CONDITION, paths.repo_resource("tests", "fixtures", "openai_test_server.py"))
+    out = {"oracle": CI.system_digest([run_py], "oracle"), "nop": CI.system_digest([run_py], "nop"),
+           "grid-ceiling": CI.system_digest([run_py, Path(G.__file__)], "grid-ceiling"),
+           "perception-b": CI.system_digest([PERCEPTION], cmds["perception-b"])}
+    for mode in ("chance", "majority"):
+        out[f"{mode}-b"] = CI.system_digest([CHANCE], cmds[f"{mode}-b"])
+        out[f"{mode}-a"] = CI.system_digest(a_files, {"mode": mode, "seed": seed, "rates": title_rates})
+    return out
 
 
 # -- answers written directly (oracle, nop, grid ceiling) ------------------------------------------------
@@ -494,16 +513,32 @@ def _main(args) -> int:
             if folder not in skip and (out / folder).exists():
                 shutil.rmtree(out / folder)
 
+    # a cell made from other inputs (tasks, agent, judge) is never kept: removed here, made again below
+    runs = [s for s in ("chance-b", "majority-b", "perception-b", "chance-a", "majority-a") if s not in skip]
+    cmds = {"chance-b": chance_cmd("chance", args.seed, title_rates),
+            "majority-b": chance_cmd("majority", args.seed, title_rates), "perception-b": perception_cmd()}
+    inputs = system_inputs(cmds, args.seed, title_rates)
+    want = {folder: CI.expected(tasks_root, perception_games if folder == "perception-b" else games, inputs[folder])
+            for folder, _, _ in SYSTEMS}
+    for folder, _, _ in SYSTEMS:
+        if folder in skip and folder not in WRITTEN_DIRECTLY:   # the written ones are written every time
+            stale = CI.stale_cells(out / folder, want[folder])
+            if stale:
+                raise BaselinesError(f"{folder}: {len(stale)} cell(s) were made from other inputs (tasks, agent or "
+                                     f"judge; first {stale[0].parent.name}/{stale[0].name}): it cannot be skipped")
+            continue
+        n_stale = CI.drop_stale(out / folder, want[folder])
+        if n_stale:
+            print(f"baselines: {folder}: {n_stale} cell(s) made from other inputs removed; they are made again",
+                  file=sys.stderr)
+
     # one bar over every cell of every system: n cases x (oracle, nop, grid ceiling + each system run)
     n = sum(len(case_ids(tasks_root, g, args.limit)) for g in games)
-    runs = [s for s in ("chance-b", "majority-b", "perception-b", "chance-a", "majority-a") if s not in skip]
     bar = progress_bar(n * (3 + len(runs) + bool(args.harbor)), "baselines", "cell", enabled=not args.no_progress)
     with bar:
         print("baselines: oracle, nop, grid ceiling", file=sys.stderr)
         with bar.stage(3 * n, "oracle, nop, grid ceiling"):
             bounds = direct_systems(out, tasks_root, media_root, games, args.limit)
-        cmds = {"chance-b": chance_cmd("chance", args.seed, title_rates),
-                "majority-b": chance_cmd("majority", args.seed, title_rates), "perception-b": perception_cmd()}
         for folder in [r for r in runs if r.endswith("-b")]:
             run_games = perception_games if folder == "perception-b" else games
             with bar.stage(n, folder):  # run-b's own bar counts here
@@ -523,6 +558,9 @@ def _main(args) -> int:
                 harbor_note = H.run_perception_on_harbor(out / "perception-harbor", perception_games, args.limit,
                                                          tasks_root)
 
+    for folder, _, _ in SYSTEMS:   # every cell this run made records what it was made from
+        if folder not in skip or folder in WRITTEN_DIRECTLY:
+            CI.stamp(out / folder, want[folder])
     scores = {}
     for folder, _, _ in SYSTEMS:
         if (out / folder).is_dir():

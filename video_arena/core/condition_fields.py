@@ -6,7 +6,8 @@ not one measurement: `mixing_lines` names every difference (the scorer refuses t
 (`resume_differences`).
 
 Protocol A: model, grid (the condition file's, with every degradation undone), transport, max_tokens,
-temperature, reasoning effort, enable_thinking, extra_body digest.  Protocol B: max_turns, timeout,
+temperature, reasoning effort, enable_thinking, extra_body digest, on_overflow (stop or degrade: a
+context overflow is scored 0.0, so what the runner may do before it gives up is part of the condition).  Protocol B: max_turns, timeout,
 agent command digest (the command as recorded, secrets already redacted by the runner), isolation
 mode; a Harbor agent: its kwargs digest (max_turns among them) and the timeout multipliers.  Both:
 tolerance, instruction digest (compared per game), judge version.  Degradations of a cell (fewer
@@ -28,6 +29,7 @@ ABSENT = object()
 #: (field, protocol it applies to: "A", "B" or None for both), in the order differences are reported
 FIELDS: tuple[tuple[str, str | None], ...] = (
     ("max_tokens", "A"), ("temperature", "A"), ("enable_thinking", "A"), ("extra_body_sha256", "A"),
+    ("on_overflow", "A"),
     ("max_turns", "B"), ("timeout_min", "B"), ("agent_cmd_sha256", "B"), ("isolation", "B"),
     ("agent_kwargs_sha256", None), ("timeout_multipliers", None),
     ("judge_version", None),
@@ -73,6 +75,8 @@ def condition_of(run: dict[str, Any]) -> dict[str, Any]:
                     else _value(v)
         eb = rp.get("extra_body")
         out["extra_body_sha256"] = digest(eb) if eb else "none"
+    if proto == "A" and "on_overflow" in run:  # stop or degrade: what a context overflow leads to
+        out["on_overflow"] = _value(run["on_overflow"])
     if proto == "B":
         for f in ("max_turns", "timeout_min"):
             if f in run:
@@ -148,8 +152,8 @@ def mixing_lines(cells: Iterable[Any]) -> list[str]:
 
 #: the fields `score --compare` refuses to differ between two systems (the model, its reasoning effort,
 #: its thinking switch, its extra body and the agent command are what a comparison compares)
-COMPARE_FIELDS = ("max_tokens", "temperature", "max_turns", "timeout_min", "isolation", "timeout_multipliers",
-                  "judge_version")
+COMPARE_FIELDS = ("max_tokens", "temperature", "on_overflow", "max_turns", "timeout_min", "isolation",
+                  "timeout_multipliers", "judge_version")
 
 
 def compare_lines(a_cells: Iterable[Any], b_cells: Iterable[Any]) -> list[str]:

@@ -91,6 +91,10 @@ def _ci(ci) -> str:
 def cell_caveats(cell: SC.Cell) -> list[str]:
     """What makes a cell less than a clean measurement: the scorer's own caveat fields (caveats.py)."""
     out = [] if cell.status == SC.STATUS_SCORED else [cell.status]
+    if cell.context_overflow:
+        out.append("context overflow (0.0)")
+    if cell.content_filtered:
+        out.append("content filter")
     if cell.degraded:
         out.append("degraded" + (f" ({cell.degradations})" if cell.degradations else ""))
     if cell.truncated:
@@ -253,7 +257,8 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
             v.label = s.label + (f" · {cell.trial}" if getattr(cell, "trial", "") else "")
             gt_path = root / cell.game / "gt" / f"{cell.case_id}.json"
             if cell.record is not None and gt_path.is_file():
-                answer = None if cell.zero_rows and cell.answer_state in SC.NO_ANSWER_STATES else \
+                no_answer = cell.context_overflow or (cell.zero_rows and cell.answer_state in SC.NO_ANSWER_STATES)
+                answer = None if no_answer else \
                     C.read_bounded(files.answer, CV.MAX_ANSWER_BYTES)
                 try:
                     gt = J.load_gt(gt_path)

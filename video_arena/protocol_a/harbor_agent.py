@@ -19,9 +19,10 @@ The model never sees the container.  The agent
 Options (--ak): reasoning_effort, enable_thinking, max_frames, jpeg_q, max_tokens (48000),
 temperature (0), timeout (seconds per request), condition (a condition file), extra_body (JSON),
 on_overflow (stop|degrade: what a context-length refusal leads to; server_limits.py).  A context
-overflow with on_overflow=stop raises ContextOverflowError (the trial is missing, counted as
-context_overflow by the scorer).
-The agent logs hold run.json, prompt.txt, reply.txt, receipt.json, answer.json and the frames.
+overflow with on_overflow=stop raises ContextOverflowError (the scorer counts the trial 0.0 on every
+metric, in its context_overflow column).
+The agent logs hold run.json, prompt.txt, reply.txt, receipt.json, answer.json, the frames and the
+condition file (_conditions/<digest>.json: what `score` rebuilds the request from).
 """
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ from video_arena.core.tasks import CASE_ID_RE, GAME_RE
 from video_arena.digests import sha256_bytes
 from video_arena.protocol_a import grid as G
 from video_arena.protocol_a.cell import execute_cell
-from video_arena.protocol_a.condition import load_condition
+from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, load_condition
 from video_arena.protocol_a.engine import RequestOptions, check_extra_body
 
 MEDIA = "/app/match.mp4"
@@ -165,6 +166,10 @@ class ProtocolA(BaseAgent):
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         inst = self.logs_dir / "instruction.md"
         inst.write_text(instruction, encoding="utf-8")
+        # the condition file travels with the trial (agent/_conditions/<digest>.json, as run-a keeps it in
+        # <out>/_conditions/), so `score` rebuilds the request of a custom --ak condition=FILE too
+        (self.logs_dir / CONDITIONS_SUBDIR).mkdir(exist_ok=True)
+        shutil.copyfile(self.cond.source, self.logs_dir / CONDITIONS_SUBDIR / f"{self.cond.sha256}.json")
         base_url = self._env("OPENAI_BASE_URL")
         if not base_url:
             raise RuntimeError("ProtocolA needs OPENAI_BASE_URL (host environment or --ae)")

@@ -4,7 +4,8 @@ Each cell records `request_sha256`: the SHA-256 of its request with every still 
 still's own SHA-256 (engine.reference_body).  `verify_cell` rebuilds that request from
 
   * the condition file, found by the recorded `condition_sha256` among the versioned conditions
-    (video_arena/protocol_a/conditions/) or the copy the runner keeps in <out>/_conditions/,
+    (video_arena/protocol_a/conditions/) or the copy the runner keeps in <out>/_conditions/ (a Harbor
+    trial's: agent/_conditions/),
   * the case: the game's instruction in the tasks tree, rendered for Protocol A,
   * the receipt: the video_ts and the still digests,
   * the request options the run record holds (model, max_tokens, reasoning effort, extra body),
@@ -54,7 +55,9 @@ def rebuild_request_sha256(cell_dir: str | PathLike, tasks_root: str | PathLike 
     """(rebuilt request hash, details) for a cell; raises ValueError when it cannot be rebuilt."""
     cell = Path(cell_dir)
     run, receipt = _run(cell), _load(cell / "receipt.json")
-    cond = find_condition(run["condition_sha256"], extra_dirs=[cell.parent.parent / CONDITIONS_SUBDIR])
+    # run-a keeps its condition in <out>/_conditions/, the Harbor agent in the trial's agent/_conditions/
+    cond = find_condition(run["condition_sha256"],
+                          extra_dirs=[cell.parent.parent / CONDITIONS_SUBDIR, cell / CONDITIONS_SUBDIR])
     if cond is None:
         raise ValueError(f"condition {run['condition_sha256'][:12]} is not a versioned condition file")
     if instruction_path is None:

@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     if not a.force:  # a finished cell of another condition in --out: resuming would mix two measurements
         this_run = {"protocol": "A", "model": a.model, "condition_sha256": cond.sha256,
                     "reasoning_effort": a.reasoning_effort, "request_params": opts.record(),
-                    "toolkit": toolkit_provenance()}
+                    "on_overflow": a.on_overflow, "toolkit": toolkit_provenance()}
         conflict = finished_cell_conflict(out, [(g, c["case_id"]) for g, c in cells], this_run,
                                           ("model", "condition_sha256", "reasoning_effort"))
         if conflict:

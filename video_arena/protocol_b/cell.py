@@ -41,6 +41,10 @@ PLACEHOLDERS = ("sandbox", "prompt", "max_turns", "reasoning_effort")
 _PLACEHOLDER_RE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _SECRET_RE = re.compile(r"(?i)((?:key|token|secret|password|passwd|auth)[\w-]*\s*[=:]\s*)(\S+)")
 DEFAULT_LOG_CAP_MB = 64
+#: the shell's exit codes for a command it could not run (126: found but not executable, 127: not found):
+#: however the command is wrapped (`timeout 600 agent`, `env X=1 agent`, `cd dir && agent`,
+#: `$HOME/bin/agent`), the wrapper, the program it execs or the shell ends with one of them
+COULD_NOT_START_EXITS = (126, 127)
 
 
 class TemplateError(ValueError):
@@ -60,6 +64,16 @@ def fill_template(template: str, values: dict[str, str]) -> str:
         return shlex.quote(str(values[name]))
 
     return _PLACEHOLDER_RE.sub(sub, template)
+
+
+def shell_message(path: Path, cap: int = 4096) -> str:
+    """The last non-empty line of a log (what the shell said when it could not run a command)."""
+    try:
+        data = R.read_tail(path, cap)[0]
+    except OSError:
+        return ""
+    lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
 
 
 def redact(command: str) -> str:
@@ -93,6 +107,9 @@ class RunConfig:
     run_token: str = field(default_factory=lambda: secrets.token_hex(4))
     stop: threading.Event = field(default_factory=threading.Event)
     base_env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    #: set once a cell of this run has shown that the agent command starts (runner.py runs one cell
+    #: first); until then an exit of 126/127 that left the seed untouched is a start failure: missing
+    start_proven: threading.Event = field(default_factory=threading.Event)
 
 
 class _Log:
@@ -126,10 +143,12 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
         **attempt.record_keys(),
     }
 
-    def harness_error(msg: str, sb=None) -> dict[str, Any]:
+    def harness_error(msg: str, sb=None, agent_started: bool | None = None) -> dict[str, Any]:
         log(f"harness_error: {msg}")
         rec.update(stop_reason="harness_error", answer_state=None, n_rows=0, error=msg,
                    finished_at=now_iso())
+        if agent_started is not None:
+            rec["agent_started"] = agent_started
         R.clear_files(cdir, (R.ANSWER_FILE,))
         if sb is not None and not cfg.keep_sandboxes:
             sb.remove()
@@ -217,10 +236,18 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
             msg = f"the shell could not start the agent command ({word}: {why}{hint})"
         else:
             msg = f"the agent command was never started (exit {exit_code}; outcome {outcome})"
-        return harness_error(f"{msg}: {err}" if err else msg, sb)
+        return harness_error(f"{msg}: {err}" if err else msg, sb, agent_started=False)
 
     # -- collect (the tree is gone) -------------------------------------------------------------
     collected = collect_answer(sb.answer_path, sb.seed_bytes)
+    if (not cfg.start_proven.is_set() and outcome == "exited" and exit_code in COULD_NOT_START_EXITS
+            and collected.state == "never_wrote"):
+        # The shell could not run what the command names (inside the isolation), however it is wrapped:
+        # the agent never started, so the cell is missing, never 0.0 (the runner stops the run here).
+        said = shell_message(logs / LOG_STDERR)
+        rec["exit_code"] = exit_code
+        return harness_error(f"the agent command could not start (exit {exit_code}"
+                             f"{': ' + said if said else ''})", sb, agent_started=False)
     rec.update(exit_code=exit_code, wall_s=round(t_gone - t_spawn, 3),
                kill_to_gone_s=None if kill is None else round(kill.gone_s, 3),
                kill=None if kill is None else kill.as_dict(),

@@ -147,14 +147,15 @@ def main(argv: list[str] | None = None) -> int:
                     reasoning_effort=a.reasoning_effort)
     try:
         fill_template(a.agent_cmd, {p: "x" for p in PLACEHOLDERS})
-        if "{prompt}" not in a.agent_cmd:
-            _err("warning: --agent-cmd has no {prompt}: the agent will not be given the turn-1 prompt")
-        if a.max_turns and "{max_turns}" not in a.agent_cmd:
-            _err(f"warning: --agent-cmd has no {{max_turns}}: the prompt states a cap of {a.max_turns} turns but "
-                 "nothing passes it to the agent, so nothing enforces it (give it to the agent's own flag, or "
-                 "--max-turns 0 when the harness cannot count turns); cells over the cap are flagged by score")
     except TemplateError as exc:
-        _err(f"warning: {exc}: every cell will be recorded as harness_error (missing)")
+        _err(f"{exc}; no cell was run")
+        return 2
+    if "{prompt}" not in a.agent_cmd:
+        _err("warning: --agent-cmd has no {prompt}: the agent will not be given the turn-1 prompt")
+    if a.max_turns and "{max_turns}" not in a.agent_cmd:
+        _err(f"warning: --agent-cmd has no {{max_turns}}: the prompt states a cap of {a.max_turns} turns but "
+             "nothing passes it to the agent, so nothing enforces it (give it to the agent's own flag, or "
+             "--max-turns 0 when the harness cannot count turns); cells over the cap are flagged by score")
     if not cells:
         _err(f"no cases to run in {tasks_root} (games: {games or 'all'}); nothing done")
         return 0
@@ -215,11 +216,16 @@ def main(argv: list[str] | None = None) -> int:
     run_start_ticks = procs.boot_ticks_now() - 1
     counts: dict[str, int] = {}
     interrupted = False
+    not_started: str | None = None
     bar = progress_bar(len(todo), "run-b", "cell", enabled=not a.no_progress)
     pool = cf.ThreadPoolExecutor(max_workers=a.workers)
-    try:
-        futures = {pool.submit(run_cell, cfg, g, c): (g, c) for g, c in todo}
-        pending = set(futures)
+    futures: dict[cf.Future, tuple[str, str]] = {}
+
+    def run_batch(batch: list[tuple[str, str]]) -> list[dict | None]:
+        mine = {pool.submit(run_cell, cfg, g, c): (g, c) for g, c in batch}
+        futures.update(mine)
+        pending = set(mine)
+        records = []
         while pending:
             done, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
             for fut in done:
@@ -232,12 +238,25 @@ def main(argv: list[str] | None = None) -> int:
                     counts["runner_error"] = counts.get("runner_error", 0) + 1
                     bar.update(1)
                     continue
+                records.append(rec)
                 label = "interrupted" if rec is None else (
                     rec["stop_reason"] if rec["stop_reason"] == "harness_error"
                     else f"{rec['answer_state']}")
                 counts[label] = counts.get(label, 0) + 1
                 bar.set_postfix(counts, refresh=False)
                 bar.update(1)
+        return records
+
+    try:
+        # One cell first: whether the agent command starts at all (inside the isolation, however it is
+        # wrapped) is known only by running it; a command that cannot start stops the run there, its
+        # cell missing, instead of spending every cell on a table of zeros.
+        for rec in run_batch(todo[:1]):
+            if rec is not None and rec.get("agent_started") is False:
+                not_started = f"{rec['game']}/{rec['case_id']}: {rec.get('error')}"
+        if todo and not_started is None:
+            cfg.start_proven.set()
+            run_batch(todo[1:])
     except KeyboardInterrupt:
         interrupted = True
         cfg.stop.set()
@@ -254,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
             procs.set_child_subreaper(False)
         if prev_term is not None:
             signal.signal(signal.SIGTERM, prev_term)
+    if not_started is not None:
+        _err(f"error: {not_started}; the run stopped after this cell ({len(todo) - 1} cell(s) not run; the cell "
+             f"is missing, never 0.0): fix --agent-cmd (or --allow-path the agent's installation)")
+        return 2
     summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none finished"
     print(f"run-b: {len(todo)} cell(s) to run{' (interrupted)' if interrupted else ''}, {skipped} skipped; "
           f"{summary}; results in {out}", file=sys.stderr)

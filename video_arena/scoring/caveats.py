@@ -7,6 +7,7 @@ Per cell (native `run.json`, or a Harbor trial's `agent/run.json` and `agent/tra
   stills than the declared grid gives for the video (`frames_used < min(ceil(duration * fps),
   max_frames)`; a short video with fewer than `max_frames` stills is not degraded).
 * **truncated**: `protocol_complete: false` (the reply hit `max_tokens`).
+* **content-filtered**: `finish_reason: content_filter` (scored as the reply it is).
 * **multi-block**: `n_json_blocks > 1` (the reply held several answer-shaped objects).
 * **audit**: a Protocol B cell whose egress-audit verdict is not `clean` (`flagged`, `unaudited` or no
   audit at all: an unchecked transcript is never read as clean).
@@ -47,12 +48,8 @@ COMPARE_DIMENSIONS = ("condition_sha256", "grid", "transport", "tolerance_s")
 
 
 #: the stop reasons of a cell whose request did not fit the model's context (native run.json; a Harbor
-#: ProtocolA trial's exception type): missing, and counted in a column of their own
+#: ProtocolA trial's exception type): scored 0.0 on every metric, counted in a column of their own
 CONTEXT_OVERFLOW = ("context_overflow", "ContextOverflowError")
-
-
-def n_context_overflow(cells: Iterable) -> int:
-    return sum(1 for c in cells if c.stop_reason in CONTEXT_OVERFLOW)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -175,6 +172,8 @@ def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = No
     cell.degradations = ",".join(dict.fromkeys(why))
     cell.degraded = bool(why)
     cell.truncated = run.get("protocol_complete") is False
+    fr = run.get("finish_reason")
+    cell.finish_reason = fr if isinstance(fr, str) else None
     cell.n_json_blocks = _int(run.get("n_json_blocks"))
     cell.recall_ceiling = _num(run.get("t1_recall_ceiling"))
     cell.turns_used = _int(run.get("turns_used"))
@@ -188,6 +187,7 @@ def read_run_conduct(cell, run: dict[str, Any]) -> None:
     """How a run was conducted, from its record (docs/SCORING.md, "Caveats"): the turn cap it declared
     (`max_turns`; 0 = the harness cannot count turns) and whether the recorded `turns_used` exceeds it;
     Protocol B's isolation mode, its extra `--allow-path`s and the preflight's warnings."""
+    cell.agent_not_started = run.get("agent_started") is False
     cap = _int(run.get("max_turns"))
     cell.max_turns = cap
     cell.over_turns = bool(cap and cap > 0 and cell.turns_used is not None and cell.turns_used > cap)
@@ -290,14 +290,22 @@ def tally(cells: Iterable, dim: str) -> dict[Any, int]:
     return out
 
 
+def _compared(cells: Iterable, dim: str) -> list:
+    """The cells whose value of `dim` is compared: an overflowed request sent no stills, so a cell that
+    records no grid for it states nothing about the grid."""
+    if dim != "grid":
+        return list(cells)
+    return [c for c in cells if not (c.grid is None and getattr(c, "context_overflow", False))]
+
+
 def mixing(cells: list, dims: Iterable[str] = MIX_DIMENSIONS) -> list[str]:
     """One line per dimension on which the cells differ, naming the values and their cell counts.
     Protocol A's condition dimensions are compared among Protocol A cells only."""
     out = []
     for dim in dims:
-        pool = cells
+        pool = _compared(cells, dim)
         if dim in ("condition_sha256", "grid", "transport"):
-            pool = [c for c in cells if c.protocol == "A"]
+            pool = [c for c in pool if c.protocol == "A"]
         elif dim == "reasoning_effort":  # a record silent about it is unknown, not another effort
             pool = [c for c in cells if c.effort_recorded]
         t = tally(pool, dim)
@@ -319,7 +327,7 @@ def compare_mixing(a_cells: list, b_cells: list) -> list[str]:
     dims = COMPARE_DIMENSIONS if (pa == pb == {"A"}) else ("tolerance_s",)
     out = []
     for dim in dims:
-        ta, tb = tally(a_cells, dim), tally(b_cells, dim)
+        ta, tb = tally(_compared(a_cells, dim), dim), tally(_compared(b_cells, dim), dim)
         if dim == "tolerance_s":
             ta = {k: v for k, v in ta.items() if k not in (None, 3.0)} or {3.0: 0}
             tb = {k: v for k, v in tb.items() if k not in (None, 3.0)} or {3.0: 0}

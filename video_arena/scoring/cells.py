@@ -41,8 +41,13 @@ STATUS_CORRUPT = "corrupt"
 STATUS_FLAGGED = "flagged"
 STATUSES = (STATUS_SCORED, STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_CORRUPT, STATUS_FLAGGED)
 EXCLUDED = (STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_FLAGGED)
+#: `context_overflow` (the system could not take the request: scored 0.0 on every metric) and
+#: `content_filtered` (the reply ended on a content filter: scored as the reply it is) are counted with
+#: the others; docs/SCORING.md, "Cell statuses"
 CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
-           "allow_paths", "preflight_warned")
+           "allow_paths", "preflight_warned", "context_overflow", "content_filtered")
+#: the finish reason of a reply a provider's content filter cut or replaced
+CONTENT_FILTER = "content_filter"
 
 
 class ScoringInputError(ValueError):
@@ -103,6 +108,22 @@ class Cell:
     n_allow_paths: int = 0
     preflight: str | None = None
     preflight_warnings: int = 0
+    #: Protocol A: the reply's finish_reason as the run recorded it (content_filter is a caveat)
+    finish_reason: str | None = None
+    #: the run record says the agent command never started (Protocol B `agent_started: false`)
+    agent_not_started: bool = False
+    #: the cell has no readable run record (an answer without one is corrupt: nothing of it is compared)
+    no_run_record: bool = False
+
+    @property
+    def context_overflow(self) -> bool:
+        """The system under test could not take the request (over its context, after any degrade its
+        condition allows): scored 0.0 on every metric (score_overflow)."""
+        return self.stop_reason in CV.CONTEXT_OVERFLOW
+
+    @property
+    def content_filtered(self) -> bool:
+        return self.finish_reason == CONTENT_FILTER
 
     @property
     def redrawn(self) -> bool:
@@ -158,6 +179,8 @@ class Cell:
             "run_attempt": self.run_attempt, "n_redraws": self.n_redraws, "max_turns": self.max_turns,
             "over_turns": self.over_turns, "isolation": self.isolation, "n_allow_paths": self.n_allow_paths,
             "preflight": self.preflight, "preflight_warnings": self.preflight_warnings,
+            "context_overflow": self.context_overflow, "finish_reason": self.finish_reason,
+            "content_filtered": self.content_filtered,
         }
         for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
             row[k] = rec.get(k) if self.status == STATUS_SCORED else None
@@ -228,6 +251,20 @@ def judge_answer(J, cell: Cell, gt: dict[str, Any], data: bytes | None, toleranc
     cell.zero_rows = int(cell.record.get("n_pred") or 0) == 0
 
 
+def score_overflow(J, cell: Cell, gt: dict[str, Any], tolerance: float) -> None:
+    """A cell the system under test could not answer because of its own limits (its request over the
+    model's context, after any degrade its condition allows): 0.0 on every metric, as a cell that left
+    no answer, counted in the context_overflow column (never missing: that would drop the hardest cases
+    from the denominator).  The one rule for native cells and Harbor trials (docs/SCORING.md)."""
+    cell.status = STATUS_SCORED
+    cell.answer_check = "n/a"
+    cell.zero_rows = False  # counted in its own column, not in 0-row
+    cell.reason = ("context_overflow: the request was over the model's context (after any degrade the "
+                   "condition allows): 0.0 on every metric")
+    cell.record = J.judge(gt, None, tolerance=tolerance)
+    cell.record["format_error"] = None
+
+
 class InstructionDigests:
     """sha256 of tasks/<game>/instruction.md rendered per protocol (cached)."""
 
@@ -258,6 +295,11 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         cell.reason = st.reason
         if st.state == R.UNREADABLE:
             cell.warnings.append(cell.reason)
+        cell.no_run_record = True
+        if st.state in (R.NO_RECORD, R.UNREADABLE) and has_answer_file(cell_dir):
+            mark_corrupt(cell, f"INTEGRITY: answer.json without a readable run.json ({st.reason}): the run record "
+                               f"was removed or damaged, or the run died between writing them; not scored, never "
+                               f"missing (a resume of run-a/run-b re-runs the cell)")
         return cell
     run = rec.as_read()
     cell.protocol, cell.model, cell.stop_reason = rec.protocol, rec.model, rec.stop_reason
@@ -272,9 +314,8 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
     read_attempts(cell, rec, cell_dir)
     if not st.finished:  # harness_error: never ran
         cell.reason = st.reason
-        return cell
-    if cell.stop_reason == "context_overflow":
-        cell.reason = "context_overflow: the server refused the request as longer than the model's context"
+        if cell.agent_not_started:
+            cell.reason = f"{st.reason}: {str(run.get('error') or '')[:300]}"
         return cell
     if cell.answer_state is not None and cell.answer_state not in ANSWER_STATES:
         cell.warnings.append(f"unknown answer_state {cell.answer_state!r}")
@@ -291,10 +332,15 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         cell.reason = (f"run made for a {tol:g} s tolerance, scoring at {tolerance:g} s: a diagnostic, "
                        f"never mixed into a benchmark mean")
         return cell
-    if not passes_gates(cell, verifier if cell.protocol == "A" else None, cell_dir, gt, gt_error):
+    # an overflowed request has no reply to rebuild: its cell is checked for tolerance and ground truth only
+    check = verifier if cell.protocol == "A" and not cell.context_overflow else None
+    if not passes_gates(cell, check, cell_dir, gt, gt_error):
         return cell
     if exclude_flagged and cell.audit_flagged:
         exclude_as_flagged(cell)
+        return cell
+    if cell.context_overflow:
+        score_overflow(judge_mod, cell, gt, tolerance)
         return cell
     answer_path = cell_dir / R.ANSWER_FILE
     if cell.answer_state in NO_ANSWER_STATES:
@@ -306,15 +352,13 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         cell.reason = f"ran, no answer ({cell.answer_state})"
         cell.record = judge_mod.judge(gt, None, tolerance=tolerance)
         return cell
-    if not (answer_path.is_file() or answer_path.is_symlink()):
+    if not has_answer_file(cell_dir):
         # The run finished and says it left an answer: a vanished answer is not a missing cell (that would
         # shrink the denominator), it is an integrity error naming the cell.
-        cell.status = STATUS_CORRUPT
         cell.answer_check = "absent"
-        cell.reason = (f"INTEGRITY: answer.json is missing, its run record says the run left one (answer_state "
-                       f"{cell.answer_state or 'not recorded'}, stop_reason {cell.stop_reason}): the answer was "
-                       f"removed after the run; not scored")
-        cell.warnings.append(cell.reason)
+        mark_corrupt(cell, f"INTEGRITY: answer.json is missing, its run record says the run left one (answer_state "
+                           f"{cell.answer_state or 'not recorded'}, stop_reason {cell.stop_reason}): the answer was "
+                           f"removed after the run; not scored")
         return cell
     data = read_answer(cell, answer_path, rec.answer_sha256)
     if cell.status == STATUS_CORRUPT:
@@ -338,6 +382,18 @@ def read_attempts(cell: Cell, rec: R.RunRecord, cell_dir: Path | None) -> None:
     if gone:
         cell.warnings.append(f"attempt history incomplete: {R.ATTEMPTS_DIR}/{', '.join(gone)} named in run.json "
                              f"but not in the cell folder")
+
+
+def has_answer_file(cell_dir: Path) -> bool:
+    p = cell_dir / R.ANSWER_FILE
+    return p.is_file() or p.is_symlink()
+
+
+def mark_corrupt(cell: Cell, why: str) -> None:
+    """An integrity error naming the cell: never scored, never missing (exit 1)."""
+    cell.status = STATUS_CORRUPT
+    cell.reason = why
+    cell.warnings.append(why)
 
 
 def mark_gt_corrupt(cell: Cell, why: str) -> None:

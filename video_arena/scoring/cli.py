@@ -8,8 +8,9 @@
 RESULTS is a results folder as both native runners write it, JOB a Harbor job folder (detected by its
 layout, video_arena/core/results.py); both are scored by the rules of docs/SCORING.md, the one place
 they are written.  Exit status: 2 for an input that cannot be scored or a table of more than one
-measurement without --allow-mixed, 1 for an integrity error, an unusable ground truth or a Harbor
-reward that differs from the re-judged one, else 0.
+measurement without --allow-mixed, 1 for an integrity error, an unusable ground truth, a Harbor
+reward that differs from the re-judged one, or a source in which no cell ran (no agent ever started),
+else 0.
 """
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from video_arena.scoring import caveats as CV
 from video_arena.scoring import harbor_jobs as HJ
 from video_arena.scoring import cells as SC
 from video_arena.scoring import output as SO
@@ -55,6 +55,8 @@ def format_system(s: SS.SystemScore) -> str:
     if not s.requests_verified and n_a:
         lines.append(f"  CAVEAT (--no-verify-requests): {n_a} Protocol A cell(s) scored without rebuilding their "
                      f"requests from the condition file, case and receipt")
+    if s.nothing_measured():
+        lines.append(f"  NOTHING MEASURED: {s.nothing_measured()}")
     bad = s.integrity_errors()
     if bad:
         lines.append(f"  INTEGRITY ERROR in {len(bad)} cell(s): not scored, not in any mean:")
@@ -75,7 +77,7 @@ def format_system(s: SS.SystemScore) -> str:
         t2 = f"{_f(gs.means['t2_macro_acc'])} ({gs.n['t2_macro_acc']})"
         t3 = f"{_f(gs.means['t3_macro_acc'])} ({gs.n['t3_macro_acc']})"
         trials = f" {f'{gs.n_scored}/{len(gs.cells)}':>7}" if multi else ""
-        ovfl = CV.n_context_overflow(gs.cells)
+        ovfl = c["context_overflow"]
         lines.append(f"  {g:<11} {f'{gs.n_scored_cases}/{gs.n_cases}':>7}{trials} {c['zero_rows']:>5} {c[SC.STATUS_MISSING]:>4} "
                      f"{ovfl:>4} {excl:>4} {c['format_error']:>3}  {_f(gs.means['reward']):>6} {_ci(gs.ci['reward']):<16}  "
                      f"{_f(gs.means['t1_f1']):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
@@ -105,8 +107,9 @@ def format_system(s: SS.SystemScore) -> str:
         if len(s.warnings) > 20:
             lines.append(f"    ... {len(s.warnings) - 20} more (see --json)")
     lines.append("  columns: scored = scored cases/n_cases; 0-row = scored answers with no rows (never_wrote, "
-                 "deleted, no_answer, no_artifact, empty list, unreadable); miss = missing, not in the mean; ovfl = of "
-                 "the missing, requests the server refused as over the model's context (context_overflow); excl = "
+                 "deleted, no_answer, no_artifact, empty list, unreadable); miss = missing (never ran: our side's failure), "
+                 "not in the mean; ovfl = of the scored, requests over the model's context after any degrade the "
+                 "condition allows (context_overflow), 0.0 on every metric; excl = "
                  "diagnostic/unverified/flagged, not in the mean; fmt = format errors (scored 0.0); t2/t3 over "
                  "cells with >= 1 T1 match (n), the headline; t2|t3 zf = the same with a no-match cell as 0.0 "
                  "(Harbor's reward.json)")
@@ -133,21 +136,22 @@ def format_caveats(s: SS.SystemScore) -> list[str]:
     clean measurement (docs/SCORING.md, "Caveats")."""
     hdr = (f"  {'caveats':<11} {'scored':>7} {'0-row':>5} {'degraded':>8} {'truncated':>9} {'multi-block':>11} "
            f"{'audit':>5} {'redrawn':>7} {'turns>cap':>9} {'no-iso':>6} {'allow':>5} {'preflight':>9} "
-           f"{'recall ceil':>11}  reasoning effort")
+           f"{'filtered':>8} {'recall ceil':>11}  reasoning effort")
     out = [hdr, "  " + "-" * (len(hdr) - 2)]
     for g, cv in caveat_rows(s):
         scored = f"{cv['n_scored']}/{cv['n_cases']}"
         out.append(f"  {g:<11} {scored:>7} {cv['zero_rows']:>5} "
                    f"{cv['degraded']:>8} {cv['truncated']:>9} {cv['multi_block']:>11} {cv['audit_flagged']:>5} "
                    f"{cv['redrawn']:>7} {cv['over_turns']:>9} {cv['no_isolation']:>6} {cv['allow_paths']:>5} "
-                   f"{cv['preflight_warned']:>9} "
+                   f"{cv['preflight_warned']:>9} {cv['content_filtered']:>8} "
                    f"{_f(cv['t1_recall_ceiling_mean']):>11}  {_tally_str(cv['reasoning_effort'])}")
     out.append("  caveats count scored cells: degraded = run.json degraded/degradations, jpeg_q raised or fewer "
                "stills than the grid; truncated = protocol_complete false; multi-block = n_json_blocks > 1; "
                "audit = egress audit not clean (flagged/unaudited); redrawn = the cell was run again after an "
                "attempt that ran (its earlier attempts are in attempts/; the latest counts); turns>cap = "
                "turns_used above the declared max_turns; no-iso = run-b --no-isolation; allow = extra "
-               "--allow-path given; preflight = the preflight warned; recall ceil = mean t1_recall_ceiling")
+               "--allow-path given; preflight = the preflight warned; filtered = the reply ended on a content filter "
+               "(finish_reason content_filter; scored as the reply it is); recall ceil = mean t1_recall_ceiling")
     return out
 
 
@@ -159,30 +163,34 @@ def format_compare(cmp: dict[str, Any]) -> str:
                      "games; not a comparison to report:")
         lines += [f"    {m}" for m in cmp["mixed"]]
     shared = cmp["shared_games"]
-    lines.append(f"  shared games (both scored): {', '.join(shared) if shared else 'none'}")
+    lines.append(f"  shared games (a case scored by both): {', '.join(shared) if shared else 'none'}")
     if cmp["dropped_games"]:
         lines.append("  dropped (not scored by both): " + "; ".join(f"{g} ({why})" for g, why in cmp["dropped_games"].items()))
     if not shared:
-        lines.append("  nothing to compare: no game was scored by both systems")
+        lines.append("  nothing to compare: no case was scored by both systems")
         return "\n".join(lines)
-    hdr = f"  {'game':<11} {'A n':>6} {'B n':>6}  {'A reward':>8} {'B reward':>8}  {'A-B':>7} {'95% CI of A-B':<18} {'A/B':>6}"
+    lines.append(f"  paired: compared on the {cmp['n_paired_cases']} case(s) both systems scored; left out: "
+                 f"{cmp['n_a_only']} scored by A only, {cmp['n_b_only']} by B only")
+    hdr = (f"  {'game':<11} {'paired':>7} {'A only':>6} {'B only':>6}  {'A reward':>8} {'B reward':>8}  {'A-B':>7} "
+           f"{'95% CI of A-B':<18} {'A/B':>6}")
     lines += [hdr, "  " + "-" * (len(hdr) - 2)]
     for g in shared:
         e = cmp["games"][g]
         r = e["reward"]
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
         diff = "-" if r["diff"] is None else f"{r['diff']:+.3f}"
-        lines.append(f"  {g:<11} {e['n_scored'][0]:>3}/{e['n_cases'][0]:<2} {e['n_scored'][1]:>3}/{e['n_cases'][1]:<2}  "
-                     f"{_f(r['a']):>8} {_f(r['b']):>8}  {diff:>7} {_ci(r['diff_ci95']):<18} {ratio:>6}")
+        paired = f"{e['n_paired']}/{e['n_cases'][0]}"
+        lines.append(f"  {g:<11} {paired:>7} {e['n_a_only']:>6} {e['n_b_only']:>6}  {_f(r['a']):>8} {_f(r['b']):>8}  "
+                     f"{diff:>7} {_ci(r['diff_ci95']):<18} {ratio:>6}")
     lines.append("  " + "-" * (len(hdr) - 2))
     o = cmp["overall_shared"]["reward"]
     ratio = "-" if o["ratio"] is None else f"{o['ratio']:.2f}x"
     diff = "-" if o["diff"] is None else f"{o['diff']:+.3f}"
-    label = f"overall, shared set ({len(shared)})"
-    lines.append(f"  {label:<25}  {_f(o['a']):>8} {_f(o['b']):>8}  {diff:>7} {_ci(o['diff_ci95']):<18} {ratio:>6}")
+    label = f"overall, paired ({len(shared)} game{'s' if len(shared) != 1 else ''})"
+    lines.append(f"  {label:<33}  {_f(o['a']):>8} {_f(o['b']):>8}  {diff:>7} {_ci(o['diff_ci95']):<18} {ratio:>6}")
     for m in ("t1_f1", "t2_macro_acc", "t3_macro_acc"):
         x = cmp["overall_shared"][m]
-        lines.append(f"  {'  ' + m:<25}  {_f(x['a']):>8} {_f(x['b']):>8}  "
+        lines.append(f"  {'  ' + m:<33}  {_f(x['a']):>8} {_f(x['b']):>8}  "
                      f"{'-' if x['diff'] is None else format(x['diff'], '+.3f'):>7}")
     own = cmp["own_overall_not_comparable"]
     if own["a"]["games"] != shared or own["b"]["games"] != shared:
@@ -204,7 +212,7 @@ CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "mod
                "stop_reason", "answer_state", "answer_check", "zero_rows", "n_pred", "n_gt", "n_matched",
                "n_matched_strict", "reward", "t1_f1", "t2_macro_acc", "t3_macro_acc", "t2_zero_filled",
                "t3_zero_filled", "format_error", "degraded", "degradations", "truncated", "n_json_blocks",
-               "multi_block", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",
+               "multi_block", "context_overflow", "finish_reason", "content_filtered", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",
                "condition_sha256", "grid", "transport", "run_tolerance_s", "instruction_current", "toolkit",
                "run_attempt", "n_redraws", "max_turns", "over_turns", "isolation", "n_allow_paths", "preflight",
                "preflight_warnings", "warnings"]
@@ -319,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {plot}")
     rc = 0
     for s in systems:
+        if s.nothing_measured():
+            print(f"video-arena score: {s.label}: {s.nothing_measured()}", file=sys.stderr)
+            rc = 1
         for c in s.integrity_errors():
             print(f"video-arena score: {s.label}: {c.game}/{c.case_id}: {c.reason}", file=sys.stderr)
             rc = 1

@@ -17,6 +17,7 @@ from video_arena import paths
 from video_arena.core import condition_fields as CF
 from video_arena.core import results as R
 from video_arena.core import tasks as T
+from video_arena.protocol_a.condition import CONDITIONS_SUBDIR
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import cells as SC
 from video_arena.scoring import scorer as S
@@ -131,7 +132,7 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
         cell.warnings.append(f"trial {trial.dir.name}: agent/{err}")
     harbor_cond = CF.harbor_condition(trial.trial_config())
     if rec is not None:
-        CV.read_run_caveats(cell, rec.as_read())
+        CV.read_run_caveats(cell, rec.as_read(), agent / CONDITIONS_SUBDIR)
         CV.read_run_conduct(cell, rec.as_read())
         SC.read_attempts(cell, rec, None)
         cell.condition = {**harbor_cond, **cell.condition}
@@ -160,6 +161,8 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
         if "unreadable" in trial.error:
             cell.warnings.append(f"trial {trial.dir.name}: {trial.error}")
         return cell
+    if cell.protocol is None and any(t in CV.CONTEXT_OVERFLOW for t, _ in trial.exceptions):
+        cell.protocol = "A"  # only the Protocol A agent raises it (its verifier, which names the protocol, never ran)
     r = trial.result
     cell.started_at = str(r.get("started_at") or "") or None
     jc = trial.judge_case or {}
@@ -176,7 +179,15 @@ def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_er
         cell.stop_reason = cell.exception_type
     else:
         cell.stop_reason = "completed"
-    harness = [(t, m) for t, m in trial.exceptions if t not in AGENT_STOP_EXCEPTIONS]
+    overflow = [(t, m) for t, m in trial.exceptions if t in CV.CONTEXT_OVERFLOW]
+    harness = [(t, m) for t, m in trial.exceptions if t not in AGENT_STOP_EXCEPTIONS and t not in CV.CONTEXT_OVERFLOW]
+    if overflow and not harness:
+        # the Protocol A agent's request was over the model's context: the system's own limit, 0.0 on
+        # every metric (the one rule: cells.score_overflow), whatever the verifier did or did not grade
+        cell.stop_reason = overflow[0][0]
+        if SC.passes_gates(cell, None, trial.agent_dir, gt, gt_error):
+            SC.score_overflow(J, cell, gt, tolerance)
+        return cell
     if harness:
         t, m = harness[0]
         cell.exception_type, cell.exception_message = t, m

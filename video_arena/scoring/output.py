@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from video_arena.scoring import caveats as CV
 from video_arena.scoring.cells import (ALL_METRICS, CAVEATS, SCORE_FORMAT, STATUS_CORRUPT, STATUS_DIAGNOSTIC,
                                        STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUS_UNVERIFIED, STATUSES)
 from video_arena.scoring.statistics import SystemScore, public_overall
@@ -40,7 +39,7 @@ CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cell
               "format_errors", "reward", "reward_ci_lo", "reward_ci_hi", "t1_f1", "t1_f1_ci_lo", "t1_f1_ci_hi",
               "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "t2_zero_filled", "t3_zero_filled",
               "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
-              "allow_paths", "preflight_warned", "t1_recall_ceiling_mean", "reasoning_effort",
+              "allow_paths", "preflight_warned", "content_filtered", "t1_recall_ceiling_mean", "reasoning_effort",
               "in_overall", "table_diagnostic", "mixed"]
 
 
@@ -57,7 +56,6 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                  "n_scored_cases": gs.n_scored_cases, "n_cells": len(gs.cells),
                  "missing": gs.counts[STATUS_MISSING], "diagnostic": gs.counts[STATUS_DIAGNOSTIC],
                  "unverified": gs.counts[STATUS_UNVERIFIED], "zero_rows": gs.counts["zero_rows"],
-                 "context_overflow": CV.n_context_overflow(gs.cells),
                  "flagged_excluded": gs.counts[STATUS_FLAGGED], "corrupt": gs.counts[STATUS_CORRUPT],
                  "format_errors": gs.counts["format_error"], "in_overall": g in overall["games"],
                  "t1_recall_ceiling_mean": gs.recall_ceiling(), "reasoning_effort": _efforts_str(gs.efforts()),
@@ -80,7 +78,6 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                   "diagnostic": tot[STATUS_DIAGNOSTIC], "unverified": tot[STATUS_UNVERIFIED],
                   "flagged_excluded": tot[STATUS_FLAGGED], "corrupt": tot[STATUS_CORRUPT],
                   "zero_rows": tot["zero_rows"], "format_errors": tot["format_error"], "in_overall": True,
-                  "context_overflow": CV.n_context_overflow(s.cells()),
                   "t1_recall_ceiling_mean": cv_all["t1_recall_ceiling_mean"],
                   "reasoning_effort": _efforts_str(cv_all["reasoning_effort"]),
                   "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)})

@@ -54,19 +54,21 @@ def _results_table(s: SS.SystemScore) -> list[str]:
 
 
 def _caveat_table(s: SS.SystemScore) -> list[str]:
-    rows = ["| game | scored / cases | 0-row | missing | excluded | degraded | truncated | multi-block "
-            "| audit not clean | mean recall ceiling | reasoning effort |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| game | scored / cases | 0-row | missing | excluded | context overflow (0.0) | degraded | truncated "
+            "| multi-block | content-filtered | audit not clean | mean recall ceiling | reasoning effort |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for g, gs in s.games.items():
         cv = gs.caveats()
         rows.append(f"| {g} | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {gs.counts[SC.STATUS_MISSING]} "
-                    f"| {gs.counts['excluded']} | {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} "
+                    f"| {gs.counts['excluded']} | {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} "
+                    f"| {cv['multi_block']} | {cv['content_filtered']} "
                     f"| {cv['audit_flagged']} | {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
     cv = s.caveats()
     miss = sum(gs.counts[SC.STATUS_MISSING] for gs in s.games.values())
     excl = sum(gs.counts["excluded"] for gs in s.games.values())
     rows.append(f"| **overall** | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {miss} | {excl} "
-                f"| {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} | {cv['audit_flagged']} "
+                f"| {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} "
+                f"| {cv['content_filtered']} | {cv['audit_flagged']} "
                 f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
     return rows
 
@@ -110,15 +112,17 @@ def _compare(cmp: dict[str, Any]) -> list[str]:
     if cmp["dropped_games"]:
         out += ["Games not scored by both (left out): "
                 + "; ".join(f"{g} ({why})" for g, why in cmp["dropped_games"].items()), ""]
-    out += ["| game | A n | B n | A reward | B reward | A − B | 95 % CI of A − B | A / B |",
-            "|---|---|---|---|---|---|---|---|"]
+    out += [f"Paired: compared on the {cmp['n_paired_cases']} case(s) both systems scored (left out: "
+            f"{cmp['n_a_only']} scored by A only, {cmp['n_b_only']} by B only).", "",
+            "| game | paired / cases | A only | B only | A reward | B reward | A − B | 95 % CI of A − B | A / B |",
+            "|---|---|---|---|---|---|---|---|---|"]
     for g in cmp["shared_games"]:
         e, r = cmp["games"][g], cmp["games"][g]["reward"]
-        out.append(f"| {g} | {e['n_scored'][0]}/{e['n_cases'][0]} | {e['n_scored'][1]}/{e['n_cases'][1]} "
+        out.append(f"| {g} | {e['n_paired']}/{e['n_cases'][0]} | {e['n_a_only']} | {e['n_b_only']} "
                    f"| {_f(r['a'])} | {_f(r['b'])} | {'–' if r['diff'] is None else format(r['diff'], '+.3f')} "
                    f"| {_ci(r['diff_ci95'])} | {'–' if r['ratio'] is None else format(r['ratio'], '.2f') + '×'} |")
     o = cmp["overall_shared"]["reward"]
-    out.append(f"| **overall, shared set ({len(cmp['shared_games'])})** | | | {_f(o['a'])} | {_f(o['b'])} "
+    out.append(f"| **overall, paired ({len(cmp['shared_games'])} games)** | | | | {_f(o['a'])} | {_f(o['b'])} "
                f"| {'–' if o['diff'] is None else format(o['diff'], '+.3f')} | {_ci(o['diff_ci95'])} "
                f"| {'–' if o['ratio'] is None else format(o['ratio'], '.2f') + '×'} |")
     return out + [""]
@@ -156,8 +160,10 @@ def markdown_report(systems: list[SS.SystemScore], comparison: dict[str, Any] | 
     out += ["*Definitions.* reward: F1 of the strict matching (type, actor, where, delta, state within ±3 s). "
             "T1 F1: matching on (type, actor, where). T2/T3: macro accuracy of delta/state over the T1 pairs, "
             "averaged over the cells with at least one pair (n); the last column counts a cell without a pair "
-            "as 0.0 (Harbor's reward.json). Missing cells (the run never happened) are in no mean; 0-row cells "
-            "(the run left no answer) score 0.0. Degraded: the run fell back from the declared grid (JPEG "
+            "as 0.0 (Harbor's reward.json). Missing cells (the run never happened: a failure on the harness's side) "
+            "are in no mean; 0-row cells (the run left no answer) score 0.0; a context overflow (the request did "
+            "not fit the model's context after any degrade the condition allows) scores 0.0 on every metric. "
+            "Content-filtered: the reply ended on the provider's content filter (scored as the reply it is). Degraded: the run fell back from the declared grid (JPEG "
             "quality raised, fewer stills); truncated: the reply hit the output cap; multi-block: the reply held "
             "several answer objects (the one with the most rows was scored); audit not clean: the egress audit "
             "flagged or could not check the agent's transcript. The overall is the unweighted mean of the game "

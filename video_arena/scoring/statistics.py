@@ -117,6 +117,22 @@ def percentile_ci(replicates: np.ndarray | None, level: float = 0.95) -> tuple[f
     return float(lo), float(hi)
 
 
+def case_values(cells: Iterable[Cell], metric: str) -> dict[str, list[float]]:
+    """{case_id: the metric of each of its scored cells (attempts)}, in the cells' order."""
+    by_case: dict[str, list[float]] = {}
+    for c in cells:
+        v = c.metric(metric)
+        if v is not None:
+            by_case.setdefault(c.case_id, []).append(v)
+    return by_case
+
+
+def case_means(by_case: dict[str, list[float]]) -> dict[str, float]:
+    """Mean per case over its attempts (one cell per case: the cell's own value, exactly).  A game
+    mean is the mean of these: every case weighs the same however many attempts scored."""
+    return {k: x[0] if len(x) == 1 else float(np.mean(x)) for k, x in by_case.items()}
+
+
 def aggregate_game(game: str, n_cases: int, cells: list[Cell], n_boot: int, seed: int,
                    extra_case_dirs: list[str] | None = None) -> GameScore:
     counts = {s: 0 for s in STATUSES}
@@ -128,7 +144,7 @@ def aggregate_game(game: str, n_cases: int, cells: list[Cell], n_boot: int, seed
         counts[cv] = sum(c.caveat(cv) for c in scored)
     counts["zero_rows"] = sum(c.zero_rows for c in scored)
     counts["format_error"] = sum(bool((c.record or {}).get("format_error")) for c in scored
-                                 if c.answer_state not in NO_ANSWER_STATES)
+                                 if c.answer_state not in NO_ANSWER_STATES and not c.context_overflow)
     counts["no_answer"] = sum(c.answer_state in NO_ANSWER_STATES for c in scored)
     means: dict[str, float | None] = {}
     n: dict[str, int] = {}
@@ -136,14 +152,8 @@ def aggregate_game(game: str, n_cases: int, cells: list[Cell], n_boot: int, seed
     reps: dict[str, np.ndarray | None] = {}
     n_trials: dict[str, int] = {}
     for m in ALL_METRICS:
-        # Mean per case over its attempts first (one cell per case: the cell's own value, exactly),
-        # then the mean of the case means: every case weighs the same however many attempts scored.
-        by_case: dict[str, list[float]] = {}
-        for c in scored:
-            v = c.metric(m)
-            if v is not None:
-                by_case.setdefault(c.case_id, []).append(v)
-        vals = [x[0] if len(x) == 1 else float(np.mean(x)) for x in by_case.values()]
+        by_case = case_values(scored, m)
+        vals = list(case_means(by_case).values())
         n[m] = len(vals)
         n_trials[m] = sum(len(x) for x in by_case.values())
         means[m] = float(np.mean(vals)) if vals else None
@@ -187,6 +197,19 @@ class SystemScore:
 
     def integrity_errors(self) -> list[Cell]:
         return [c for c in self.cells() if c.status == STATUS_CORRUPT]
+
+    def nothing_measured(self) -> str:
+        """'' when some cell ran, else why the system measured nothing: no agent ever started (its
+        cells say so), or no cell ran at all.  `video-arena score` exits 1 on it."""
+        cells = self.cells()
+        if any(c.status != STATUS_MISSING for c in cells):
+            return ""
+        unstarted = [c for c in cells if c.agent_not_started]
+        if unstarted:
+            c = unstarted[0]
+            return (f"no agent ever started: {len(unstarted)} cell(s) could not start the agent command (first "
+                    f"{c.game}/{c.case_id}: {c.reason}); nothing was measured")
+        return "no cell ran (every cell is missing); nothing was measured"
 
     def caveats(self) -> dict[str, Any]:
         """The caveat counts over every game (sums), the mean of the game recall ceilings, the efforts."""
@@ -236,7 +259,7 @@ class SystemScore:
             "caveats": self.caveats(), "conditions": self.conditions(),
             "exclude_flagged": self.exclude_flagged, "ground_truth_unchecked": list(self.gt_unchecked),
             "requests_verified": self.requests_verified,
-            "context_overflow": CV.n_context_overflow(self.cells()),
+            "context_overflow": sum(gs.counts["context_overflow"] for gs in self.games.values()),
             "integrity_errors": [{"game": c.game, "case_id": c.case_id, "reason": c.reason}
                                  for c in self.integrity_errors()],
             "games": {g: gs.summary() for g, gs in self.games.items()},
@@ -284,14 +307,38 @@ class MixedError(ScoringInputError):
         super().__init__(f"{what}: " + "; ".join(differences))
 
 
+def paired_metric(a_cells: list[Cell], b_cells: list[Cell], metric: str, n_boot: int, seed: int,
+                  game: str) -> dict[str, Any]:
+    """A against B on one metric over the cases both scored (each case's mean over its attempts):
+    both means, A-B with a paired bootstrap interval (the same resampled cases for both), A/B."""
+    pa, pb = case_means(case_values(a_cells, metric)), case_means(case_values(b_cells, metric))
+    cases = sorted(set(pa) & set(pb))
+    xa = np.asarray([pa[c] for c in cases], dtype=float)
+    xb = np.asarray([pb[c] for c in cases], dtype=float)
+    ma = float(xa.mean()) if cases else None
+    mb = float(xb.mean()) if cases else None
+    ra = rb = None
+    if cases and n_boot > 0:
+        idx = _rng(seed, game, metric).integers(0, len(cases), size=(n_boot, len(cases)))
+        ra, rb = xa[idx].mean(axis=1), xb[idx].mean(axis=1)
+    dci = percentile_ci(ra - rb) if ra is not None else None
+    return {"a": ma, "b": mb, "diff": None if ma is None or mb is None else ma - mb,
+            "diff_ci95": list(dci) if dci else None, "ratio": (ma / mb) if (ma is not None and mb) else None,
+            "n_paired": len(cases), "replicates": (ra, rb)}
+
+
 def compare(a: SystemScore, b: SystemScore, allow_mixed: bool = False) -> dict[str, Any]:
-    """Diff two systems on the games both scored; name the games dropped and why.  Two systems whose
-    cells on the shared games ran under different conditions are refused (MixedError) unless
-    allow_mixed, and the comparison is then marked diagnostic."""
+    """Diff two systems on the cases both scored, paired (docs/SCORING.md, "Two systems"): per game the
+    cases scored by both, per case the mean over its attempts, both means over those cases and a paired
+    bootstrap of A-B; the overall is the mean of the paired game means over the games with a paired
+    case.  Names the games dropped and the cases left out.  Two systems whose cells on the shared games
+    ran under different conditions are refused (MixedError) unless allow_mixed, and the comparison is
+    then marked diagnostic."""
     if abs(a.tolerance_s - b.tolerance_s) > 1e-9:
         raise ScoringInputError(f"cannot compare results scored at {a.tolerance_s:g} s and {b.tolerance_s:g} s")
     all_games = sorted(set(a.games) | set(b.games) | set(a.no_case_games) | set(b.no_case_games))
     shared, dropped = [], {}
+    scored_of = {}
     for g in all_games:
         ga, gb = a.games.get(g), b.games.get(g)
         why = []
@@ -300,42 +347,64 @@ def compare(a: SystemScore, b: SystemScore, allow_mixed: bool = False) -> dict[s
                 why.append(f"{name}: no cases")
             elif not gs.scored:
                 why.append(f"{name}: 0/{gs.n_cases} scored")
+        if not why:
+            sa = [c for c in ga.cells if c.status == STATUS_SCORED]
+            sb = [c for c in gb.cells if c.status == STATUS_SCORED]
+            if not {c.case_id for c in sa} & {c.case_id for c in sb}:
+                why.append(f"no case scored by both (A {ga.n_scored_cases}, B {gb.n_scored_cases})")
+            scored_of[g] = (sa, sb)
         if why:
             dropped[g] = ", ".join(why)
         else:
             shared.append(g)
-    differences = CV.compare_mixing([c for g in shared for c in a.games[g].cells if c.status == STATUS_SCORED],
-                                    [c for g in shared for c in b.games[g].cells if c.status == STATUS_SCORED])
+    differences = CV.compare_mixing([c for g in shared for c in scored_of[g][0]],
+                                    [c for g in shared for c in scored_of[g][1]])
     if differences and not allow_mixed:
         raise MixedError("cannot compare: the two systems ran under different conditions on the shared games "
                          "(--allow-mixed shows it as a DIAGNOSTIC)", differences)
-    per_game = {}
+    n_boot, seed = min(a.n_boot, b.n_boot), a.seed
+    per_game: dict[str, Any] = {}
+    reps: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {m: [] for m in ALL_METRICS}
+    means: dict[str, list[tuple[float, float]]] = {m: [] for m in ALL_METRICS}
     for g in shared:
         ga, gb = a.games[g], b.games[g]
+        sa, sb = scored_of[g]
+        ca, cb = {c.case_id for c in sa}, {c.case_id for c in sb}
         entry: dict[str, Any] = {"n_scored": [ga.n_scored_cases, gb.n_scored_cases],
-                                 "n_cases": [ga.n_cases, gb.n_cases], "n_scored_trials": [ga.n_scored, gb.n_scored]}
+                                 "n_cases": [ga.n_cases, gb.n_cases], "n_scored_trials": [ga.n_scored, gb.n_scored],
+                                 "n_paired": len(ca & cb), "n_a_only": len(ca - cb), "n_b_only": len(cb - ca)}
         for m in ALL_METRICS:
-            ma, mb = ga.means[m], gb.means[m]
-            d = None if ma is None or mb is None else ma - mb
-            ra, rb = ga.replicates[m], gb.replicates[m]
-            dci = percentile_ci(ra - rb) if ra is not None and rb is not None and len(ra) == len(rb) else None
-            entry[m] = {"a": ma, "b": mb, "diff": d, "diff_ci95": list(dci) if dci else None,
-                        "ratio": (ma / mb) if (ma is not None and mb) else None}
+            pm = paired_metric(sa, sb, m, n_boot, seed, g)
+            ra, rb = pm.pop("replicates")
+            entry[m] = pm
+            if pm["a"] is not None:
+                means[m].append((pm["a"], pm["b"]))
+                if ra is not None:
+                    reps[m].append((ra, rb))
         per_game[g] = entry
-    oa, ob = a.overall(shared), b.overall(shared)
     overall: dict[str, Any] = {}
     for m in ALL_METRICS:
-        ma, mb = oa["means"][m], ob["means"][m]
-        ra, rb = oa["replicates"][m], ob["replicates"][m]
-        dci = percentile_ci(ra - rb) if ra is not None and rb is not None and len(ra) == len(rb) else None
-        overall[m] = {"a": ma, "b": mb, "diff": None if ma is None or mb is None else ma - mb,
-                      "diff_ci95": list(dci) if dci else None,
-                      "ratio": (ma / mb) if (ma is not None and mb) else None,
-                      "n_games": [oa["n_games"][m], ob["n_games"][m]]}
+        if not means[m]:
+            overall[m] = {"a": None, "b": None, "diff": None, "diff_ci95": None, "ratio": None,
+                          "n_games": [0, 0]}
+            continue
+        ma = float(np.mean([x for x, _ in means[m]]))
+        mb = float(np.mean([y for _, y in means[m]]))
+        dci = None
+        if reps[m] and len(reps[m]) == len(means[m]):  # every game resampled on its own, then averaged
+            ra = np.mean(np.vstack([x for x, _ in reps[m]]), axis=0)
+            rb = np.mean(np.vstack([y for _, y in reps[m]]), axis=0)
+            dci = percentile_ci(ra - rb)
+        overall[m] = {"a": ma, "b": mb, "diff": ma - mb, "diff_ci95": list(dci) if dci else None,
+                      "ratio": (ma / mb) if mb else None, "n_games": [len(means[m]), len(means[m])]}
     own_a, own_b = a.overall(), b.overall()
     return {
         "a": {"label": a.label, "results": str(a.results)},
         "b": {"label": b.label, "results": str(b.results)},
+        "paired": True,
+        "n_paired_cases": sum(per_game[g]["n_paired"] for g in shared),
+        "n_a_only": sum(per_game[g]["n_a_only"] for g in shared),
+        "n_b_only": sum(per_game[g]["n_b_only"] for g in shared),
         "shared_games": shared, "dropped_games": dropped, "games": per_game, "overall_shared": overall,
         "diagnostic": bool(differences) or a.diagnostic or b.diagnostic, "mixed": differences,
         "own_overall_not_comparable": {
@@ -347,8 +416,9 @@ def compare(a: SystemScore, b: SystemScore, allow_mixed: bool = False) -> dict[s
 
 def mixing_cells(system: "SystemScore") -> list[Cell]:
     """The cells a mixing check looks at: every cell that ran and reached the judge's gates (scored,
-    excluded or corrupt), not the missing ones (they add nothing to a number)."""
-    return [c for c in system.cells() if c.status != STATUS_MISSING]
+    excluded or corrupt), not the missing ones (they add nothing to a number), nor a corrupt one without a
+    run record (it records no condition)."""
+    return [c for c in system.cells() if c.status != STATUS_MISSING and not c.no_run_record]
 
 
 def finish_system(system: "SystemScore", gt_check: "GroundTruthCheck | None" = None) -> None:

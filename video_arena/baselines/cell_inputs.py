@@ -1,0 +1,113 @@
+"""What each baseline cell was made from, so `video-arena baselines` never keeps a stale one.
+
+Every cell of a baseline system records, in its run.json, `baseline_inputs_sha256`: the SHA-256 of
+its inputs, which are
+
+* the case's task files: the game's game.toml and instruction.md, the case's entry in cases.json and in
+  manifest.json (the media's digest is there), its ground truth;
+* the system's agent: the source files that make its answers and the parameters they are given (the
+  agent command of a run-b system, mode, seed and rates of a run-a one);
+* the judge.
+
+Before a system runs, a cell whose recorded digest is not the one its inputs give now (or that records
+none: made by an older toolkit, or by hand) is removed, so the runner makes it again; after the run,
+every cell that ran is stamped with its digest.  A system that is not re-run (`--skip`) and holds a
+stale cell is refused: its numbers would be of other inputs.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Iterable
+
+from video_arena import paths
+from video_arena.core import results as R
+
+#: the run.json key of a baseline cell's inputs digest
+KEY = "baseline_inputs_sha256"
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def _case_entries(path: Path) -> dict[str, Any]:
+    doc = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return {str(c.get("case_id")): c for c in doc.get("cases") or [] if isinstance(c, dict)}
+
+
+def case_digests(tasks_root: Path, game: str) -> dict[str, str]:
+    """{case_id: SHA-256 of the case's task files} for every case of a game."""
+    gdir = tasks_root / game
+    shared = hashlib.sha256()
+    for name in ("game.toml", "instruction.md"):
+        shared.update(name.encode() + b"\0" + hashlib.sha256((gdir / name).read_bytes()).digest())
+    cases, manifest = _case_entries(gdir / "cases.json"), _case_entries(gdir / "manifest.json")
+    out = {}
+    for cid, entry in cases.items():
+        h = shared.copy()
+        h.update(b"case\0" + _json_bytes(entry))
+        h.update(b"manifest\0" + _json_bytes(manifest.get(cid)))
+        h.update(b"gt\0" + hashlib.sha256((gdir / "gt" / f"{cid}.json").read_bytes()).digest())
+        out[cid] = h.hexdigest()
+    return out
+
+
+def system_digest(files: Iterable[Path], params: Any) -> str:
+    """SHA-256 of a system's agent (its source files and parameters) and the judge."""
+    h = hashlib.sha256()
+    for p in (*files, paths.judge_path()):
+        h.update(Path(p).name.encode() + b"\0" + hashlib.sha256(Path(p).read_bytes()).digest())
+    h.update(b"params\0" + _json_bytes(params))
+    return h.hexdigest()
+
+
+def cell_digest(case: str, system: str) -> str:
+    return hashlib.sha256(f"{case}:{system}".encode()).hexdigest()
+
+
+def expected(tasks_root: Path, games: Iterable[str], system: str) -> dict[tuple[str, str], str]:
+    """{(game, case_id): the digest a fresh cell of this system records} over every case of the games."""
+    return {(g, cid): cell_digest(d, system) for g in games for cid, d in case_digests(tasks_root, g).items()}
+
+
+def stale_cells(folder: Path, want: dict[tuple[str, str], str]) -> list[Path]:
+    """The cell folders of a system's results folder whose recorded digest is not `want`'s (cells of
+    games or cases `want` does not name are not this run's: left alone, and the scorer ignores them
+    when the tasks tree has no such case)."""
+    out = []
+    if not folder.is_dir():
+        return out
+    for (game, case_id), digest in sorted(want.items()):
+        d = R.cell_dir(folder, game, case_id)
+        if not d.is_dir():
+            continue
+        rec, _ = R.read_run(d)
+        if rec is None or rec.extras.get(KEY) != digest:
+            out.append(d)
+    return out
+
+
+def drop_stale(folder: Path, want: dict[tuple[str, str], str]) -> int:
+    """Remove the stale cells (the runner then makes them again); returns how many."""
+    stale = stale_cells(folder, want)
+    for d in stale:
+        shutil.rmtree(d)
+    return len(stale)
+
+
+def stamp(folder: Path, want: dict[tuple[str, str], str]) -> int:
+    """Record the digest in every cell that ran and records none (made by this run: every unstamped
+    cell was removed before it); returns how many were stamped."""
+    n = 0
+    for (game, case_id), digest in sorted(want.items()):
+        d = R.cell_dir(folder, game, case_id)
+        rec, _ = R.read_run(d) if d.is_dir() else (None, "")
+        if rec is None or not rec.ran or rec.extras.get(KEY):
+            continue
+        rec.extras[KEY] = digest
+        R.write_run(d, rec)
+        n += 1
+    return n
