@@ -81,3 +81,52 @@ def test_check_detects_a_stale_tree(tmp_path):
     problems = games_cli.check(tmp_path)
     assert any("instruction.md: differs" in p for p in problems)
     assert any("game.toml: missing" in p for p in problems)
+
+
+def _with(base: str, section: str, line: str) -> str:
+    """`base` (a game.toml) with `line` added at the top of its `[section]` table."""
+    head = f"[{section}]\n"
+    return base.replace(head, head + line + "\n", 1) if head in base else base + f"\n{head}{line}\n"
+
+
+def test_the_typed_definition_carries_the_game_knowledge():
+    from video_arena.core.tasks import load_game
+
+    chess, dz = load_definition("chess"), load_definition("doudizhu")
+    assert chess.where_pattern("castle") == "[gc][18]" and chess.where_pattern("move") == "[a-h][1-8]"
+    assert dz.where_order == "3456789tjqka2br" and dz.where_max_repeat("b") == 1 and dz.where_max_repeat("3") == 4
+    assert chess.baseline_events_per_minute == 6.0 and chess.perception == "the two tinted squares"
+    assert "lichess.org" in chess.match_sites and load_definition("doudizhu").match_sites == ()
+    assert load_definition("cs2").baseline_events_per_minute is None and load_definition("cs2").perception == ""
+    # the tasks tree's copy is the same definition
+    assert load_game("chess", paths.default_tasks_root()) == chess
+
+
+@pytest.mark.parametrize("section,line,needle", [
+    ("events", "where_pattern = { nosuchtype = 'a' }", "where_pattern names unknown types"),
+    ("events", "where_pattern = '[a-'", "not a regular expression"),
+    ("events", "where_pattern = 3", "where_pattern must be"),
+    ("events", "where_max_repeats = { a = 0 }", "where_max_repeats must be"),
+    ("events", "where_order = 5", "where_order must be"),
+    ("baselines", "perception = 1", "perception must be a text"),
+    ("audit", "match_sites = 'x.org'", "match_sites must be a list"),
+    ("audit", "match_sites = [' x.org']", "match_sites must be a list"),
+])
+def test_a_malformed_knowledge_key_is_a_tasks_tree_error(section, line, needle):
+    from video_arena.core.tasks import TasksTreeError, parse_game_toml
+    from video_arena.games.base import definition_path
+
+    base = definition_path("chess").read_text(encoding="utf-8")
+    key = line.split(" =")[0]
+    base = "\n".join("# " + x if x.startswith(key + " =") else x for x in base.split("\n"))  # the chess value out
+    with pytest.raises(TasksTreeError, match=needle):
+        parse_game_toml(_with(base, section, line), source="x/game.toml")
+
+
+def test_the_audit_flags_every_games_match_sites():
+    from video_arena.protocol_b import audit as A
+
+    for game in GAMES:
+        for site in load_definition(game).match_sites:
+            rx = dict((name, r) for name, r in A.RULES if name == "match_lookup")["match_lookup"]
+            assert rx.search(f"curl -s https://www.{site}/match/123"), (game, site)

@@ -157,3 +157,9 @@ def load_plugin(game: str) -> GamePlugin | None:
     if plugin.name != game:
         raise ValueError(f"video_arena/games/{game}/plugin.py: PLUGIN.name is {plugin.name!r}")
     return plugin
+
+
+def match_sites() -> tuple[str, ...]:
+    """Every game's `[audit] match_sites` (its game.toml), once each, in game order: where a match of
+    one of the games can be looked up (the egress audit flags a command naming one)."""
+    return tuple(dict.fromkeys(site for game in game_names() for site in load_definition(game).match_sites))
