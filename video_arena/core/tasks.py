@@ -72,6 +72,8 @@ class GameDefinition:
     perception: str = ""
     #: `[audit] match_sites`: host names (optionally with a path) where this game's matches can be looked up
     match_sites: tuple[str, ...] = ()
+    #: `[import] record_formats`: (format, what such a file is): match files the game's plugin makes a case of
+    record_formats: tuple[tuple[str, str], ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -134,6 +136,15 @@ def _rate(declared: Any) -> float | None:
     return float(declared)
 
 
+def _formats(declared: Any) -> tuple[tuple[str, str], ...]:
+    if declared is None:
+        return ()
+    if isinstance(declared, dict) and all(isinstance(v, str) and re.fullmatch(r"[a-z][a-z0-9-]*", str(k))
+                                          for k, v in declared.items()):
+        return tuple((str(k), " ".join(v.split())) for k, v in declared.items())
+    raise TypeError("[import] record_formats must be a table format (lower-case letters, digits, -) -> text")
+
+
 def _strings(declared: Any, what: str) -> tuple[str, ...]:
     if declared is None:
         return ()
@@ -174,6 +185,7 @@ def parse_game_toml(text: str, source: str = "game.toml") -> GameDefinition:
             baseline_events_per_minute=_rate(base.get("events_per_minute")),
             perception=" ".join(perception.split()),
             match_sites=_strings(raw.get("audit", {}).get("match_sites"), "[audit] match_sites"),
+            record_formats=_formats(raw.get("import", {}).get("record_formats")),
             raw=raw,
         )
     except (KeyError, TypeError, ValueError, AttributeError, tomllib.TOMLDecodeError) as exc:
