@@ -15,10 +15,10 @@ from video_arena.scoring.judge_loader import load_judge
 
 GAMES = game_names()
 MARKER = re.compile(r"<!--|-->|A-ONLY|B-ONLY|\{\{|\}\}|\{%|%\}")
-# docs/PROTOCOLS.md, "The sampling grid" (never upscaled); CS2 and DOTA 2 render at 1920x1080 (docs/GAMES.md)
+# docs/PROTOCOLS.md, "The sampling grid" (never upscaled); CS2 renders at 1920x1080, DOTA 2 at 512x512 (docs/GAMES.md)
 RENDER_SIZES = {"chess": (548, 548), "go": (612, 612), "gomoku": (504, 504), "sc2": (1536, 1536),
                 "doudizhu": (1280, 720), "gfootball": (1280, 720), "badminton": (1280, 720),
-                "cs2": (1920, 1080), "dota2": (1920, 1080)}
+                "cs2": (1920, 1080), "dota2": (512, 512)}
 
 
 def test_the_five_external_games_are_defined():
@@ -98,6 +98,7 @@ def test_the_typed_definition_carries_the_game_knowledge():
     assert chess.baseline_events_per_minute == 6.0 and chess.perception == "the two tinted squares"
     assert "lichess.org" in chess.match_sites and load_definition("doudizhu").match_sites == ()
     assert load_definition("cs2").baseline_events_per_minute is None and load_definition("cs2").perception == ""
+    assert [f for f, _ in load_definition("dota2").record_formats] == ["opendota"] and chess.record_formats == ()
     # the tasks tree's copy is the same definition
     assert load_game("chess", paths.default_tasks_root()) == chess
 
@@ -111,6 +112,8 @@ def test_the_typed_definition_carries_the_game_knowledge():
     ("baselines", "perception = 1", "perception must be a text"),
     ("audit", "match_sites = 'x.org'", "match_sites must be a list"),
     ("audit", "match_sites = [' x.org']", "match_sites must be a list"),
+    ("import", "record_formats = { Bad_Name = 'x' }", "record_formats must be a table"),
+    ("import", "record_formats = { ok = 3 }", "record_formats must be a table"),
 ])
 def test_a_malformed_knowledge_key_is_a_tasks_tree_error(section, line, needle):
     from video_arena.core.tasks import TasksTreeError, parse_game_toml
