@@ -41,8 +41,11 @@ def cases_report() -> int:
     d = load_game("dota2", root)
     matches = R.all_matches()
     types, per_where, pairs, shift, favours, teams, minutes = Counter(), Counter(), [], [], 0, Counter(), []
-    print("| case | match id | event | minutes | events | towers | barracks | roshan | wards placed |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| case | match id | teams (radiant - dire) | length tercile | minutes | events | towers | barracks | roshan | wards placed |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    from video_arena.games.dota2.plugin import STRATA, eligible
+
+    by_length = sorted(eligible(matches), key=lambda k: (matches[k]["match"]["duration"], k))
     for cid in ids:
         gt = json.loads((root / "dota2" / "gt" / f"{cid}.json").read_text(encoding="utf-8"))
         rec = gt["record"]
@@ -50,9 +53,11 @@ def cases_report() -> int:
         c = Counter(e["type"] for e in gt["events"])
         mid = rec["opendota"]["match_id"]
         info = matches[mid]["info"]
-        teams.update([info["radiant_team_name"] or info["radiant_team_id"], info["dire_team_name"] or info["dire_team_id"]])
+        names = [info["radiant_team_name"] or f"team {info['radiant_team_id']}", info["dire_team_name"] or f"team {info['dire_team_id']}"]
+        teams.update(names)
         minutes.append(m.duration / 60)
-        print(f"| {cid} | {mid} | {rec['source']['league']} | {m.duration / 60:.1f} | {len(gt['events'])} | "
+        tercile = ("short", "medium", "long")[STRATA * by_length.index(mid) // len(by_length)]
+        print(f"| {cid} | {mid} | {names[0]} - {names[1]} | {tercile} | {m.duration / 60:.1f} | {len(gt['events'])} | "
               f"{c['tower']} | {c['barracks']} | {c['roshan']} | {len(m.wards)} |")
         for e, row in zip(m.events, gt["events"]):
             types[row["type"]] += 1
