@@ -18,6 +18,7 @@ from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED
 from video_arena.games.dota2 import match as M
 from video_arena.games.dota2 import model as V
 from video_arena.games.dota2 import records as R
+from video_arena.games.value_report import band_table
 
 
 def split() -> tuple[dict[int, M.Match], dict[int, M.Match]]:
@@ -74,16 +75,7 @@ def cases_report() -> int:
           f"({sum(1 for s in shift if s)} events moved to the next free frame by an earlier one of the same second)")
     print(f"V_t before the `ancient` row is on the winner's side of the band in {favours} of {len(ids)} cases "
           "(after it, the result)")
-    print("\n| band | delta up | down | flat | state radiant | dire | even |\n|---|---|---|---|---|---|---|")
-    for band in (0.02, 0.03, 0.05, 0.08):
-        dc, sc = Counter(), Counter()
-        for vb, va in pairs:
-            dc["up" if va - vb > band else "down" if vb - va > band else "flat"] += 1
-            sc["radiant" if va > 0.5 + band else "dire" if va < 0.5 - band else "even"] += 1
-        f = lambda c, k: f"{100 * c[k] / len(pairs):.1f} %"  # noqa: E731
-        mark = " (game.toml)" if abs(band - d.band) < 1e-9 else ""
-        print(f"| {band:g}{mark} | {f(dc, 'up')} | {f(dc, 'down')} | {f(dc, 'flat')} | {f(sc, 'radiant')} | "
-              f"{f(sc, 'dire')} | {f(sc, 'even')} |")
+    print("\n" + band_table(pairs, d, (0.02, 0.03, 0.05, 0.08)))
     return 0
 
 
