@@ -27,16 +27,16 @@ def media_root(tmp_path_factory) -> Path:
     against the manifest by build-cases itself."""
     from video_arena.cases import build as B
 
-    if all((TASKS / g / "media" / f"{_first(g)}.mp4").is_file() for g in R.PERCEPTION_GAMES):
+    if all((TASKS / g / "media" / f"{_first(g)}.mp4").is_file() for g in R.perception_games(TASKS)):
         return TASKS
     root = tmp_path_factory.mktemp("media")
-    for g in R.PERCEPTION_GAMES:
+    for g in R.perception_games(TASKS):
         res = B.build_game(g, TASKS, root, media_only=True, only={_first(g)}, jobs=1)
         assert res and all(r["media_matches_manifest"] for r in res), g
     return root
 
 
-@pytest.mark.parametrize("game", R.PERCEPTION_GAMES)
+@pytest.mark.parametrize("game", R.perception_games(TASKS))
 def test_perception_agent_reads_every_event_of_a_case_through_run_b(tmp_path: Path, game: str, J, media_root) -> None:
     cid = _first(game)
     R.run_b(tmp_path / "out", R.perception_cmd(), "perception", [game], 1, TASKS, media_root, 1)

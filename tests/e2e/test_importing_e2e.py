@@ -56,13 +56,13 @@ def fixture_inputs(d: Path) -> dict[str, dict]:
     rows = [{"t": t, "type": ty, "actor": a, "where": w, "v_before": vb, "v_after": va} for t, ty, a, w, vb, va in ev]
     (d / "cs2.json").write_text(json.dumps({"events": rows}))
     out["cs2"] = {"video": ffmpeg_source(d / "cs2.mp4", "1920x1080", "2", 18), "events": d / "cs2.json", "n": 5}
-    # DOTA 2: 2560x1440 at 4 fps with audio (scaled down, re-encoded at --fps 2), CSV log + JSON V_t series
-    write_csv(d / "dota2.csv", "t,type,actor,where", [(2.5, "kill", "radiant", ""), (5.0, "tower", "dire", "bot_t1"),
+    # DOTA 2: 1024x1024 at 4 fps with audio (scaled down, re-encoded at --fps 2), CSV log + JSON V_t series
+    write_csv(d / "dota2.csv", "t,type,actor,where", [(2.5, "roshan", "radiant", ""), (5.0, "tower", "dire", "bot_t1"),
                                                      (9.0, "barracks", "radiant", "mid_melee"), (12.0, "roshan", "dire", ""),
                                                      (15.0, "ancient", "radiant", "")])
     (d / "dota2-values.json").write_text(json.dumps({"v_series": [[0, .5], [2.5, .53], [5, .47], [7, .49], [9, .58],
                                                                    [12, .52], [15, 1.0]]}))
-    out["dota2"] = {"video": ffmpeg_source(d / "dota2.mp4", "2560x1440", "4", 16, audio=True),
+    out["dota2"] = {"video": ffmpeg_source(d / "dota2.mp4", "1024x1024", "4", 16, audio=True),
                     "events": d / "dota2.csv", "values": d / "dota2-values.json", "fps": "2", "n": 5}
     # StarCraft II: 1536x1536 at 4 fps, times off the frame grid (snapped), CSV values series with drift
     write_csv(d / "sc2.csv", "t,type,actor,where", [(2.1, "expand", "red", "b2"), (4.6, "expand", "blue", "g7"),
@@ -146,7 +146,7 @@ def test_five_games_imported(tree, inputs):
     assert seen["cs2"][1]["imported"]["video"]["method"] == "remux"
     assert seen["badminton"][1]["imported"]["video"]["method"] == "remux"
     assert seen["dota2"][1]["imported"]["video"]["method"] == "re-encode"
-    assert seen["dota2"][0]["video"] == {"fps": 2, "n_frames": 32, "width": 1920, "height": 1080}
+    assert seen["dota2"][0]["video"] == {"fps": 2, "n_frames": 32, "width": 512, "height": 512}
     assert seen["gfootball"][0]["video"]["fps"] == 3
     # derived delta/state and the V_t series rules
     cs2 = seen["cs2"][0]["events"]

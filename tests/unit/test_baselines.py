@@ -19,7 +19,7 @@ from video_arena.core.prompts import protocol_a_prompt
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "tasks"
-GAMES = list(R.PERCEPTION_GAMES)
+GAMES = R.perception_games(TASKS)
 
 
 def _python_outside_repo() -> str | None:
@@ -193,9 +193,26 @@ def test_protocol_a_action_answers_from_the_request_alone() -> None:
 def test_rates_come_from_game_toml_and_a_missing_rate_is_an_error(tmp_path: Path) -> None:
     assert R.rates(TASKS, GAMES) == {"chess": 6.0, "go": 6.0, "gomoku": 10.0, "doudizhu": 15.0}
     (tmp_path / "x").mkdir()
-    (tmp_path / "x" / "game.toml").write_text('name = "x"\n')
+    toml = (TASKS / "chess" / "game.toml").read_text().replace('name = "chess"', 'name = "x"')
+    (tmp_path / "x" / "game.toml").write_text(toml.replace("events_per_minute = 6", ""))
     with pytest.raises(R.BaselinesError, match="events_per_minute"):
         R.rates(tmp_path, ["x"])
+    (tmp_path / "y").mkdir()
+    (tmp_path / "y" / "game.toml").write_text(toml.replace('name = "x"', 'name = "y"')
+                                              .replace("events_per_minute = 6", "events_per_minute = -1"))
+    with pytest.raises(R.BaselinesError, match="events_per_minute must be a number >= 0"):
+        R.rates(tmp_path, ["y"])
+
+
+def test_the_perception_games_are_the_agents_readers_and_their_definitions_say_what_it_reads() -> None:
+    """Which games the perception agent reads is their game.toml's `[baselines] perception`; the agent
+    itself picks its reader by the instruction's title: the two lists are the same games."""
+    from video_arena.baselines import perception_agent as P
+
+    assert GAMES == ["chess", "doudizhu", "go", "gomoku"]
+    assert sorted(T.load_game(g, TASKS).title.lower() for g in GAMES) == sorted(P.GAMES)
+    assert R.perception_reads(TASKS).startswith("chess: the two tinted squares; doudizhu: ")
+    assert "go and gomoku: the new stone and removed stones" in R.perception_reads(TASKS)
 
 
 def test_committed_results_doc_matches_its_inputs() -> None:

@@ -15,10 +15,10 @@ from video_arena.core.judge_loader import load_judge
 
 GAMES = game_names()
 MARKER = re.compile(r"<!--|-->|A-ONLY|B-ONLY|\{\{|\}\}|\{%|%\}")
-# docs/PROTOCOLS.md, "The sampling grid" (never upscaled); CS2 and DOTA 2 render at 1920x1080 (docs/GAMES.md)
+# docs/PROTOCOLS.md, "The sampling grid" (never upscaled); CS2 renders at 1920x1080, DOTA 2 at 512x512 (docs/GAMES.md)
 RENDER_SIZES = {"chess": (548, 548), "go": (612, 612), "gomoku": (504, 504), "sc2": (1536, 1536),
                 "doudizhu": (1280, 720), "gfootball": (1280, 720), "badminton": (1280, 720),
-                "cs2": (1920, 1080), "dota2": (1920, 1080)}
+                "cs2": (1920, 1080), "dota2": (512, 512)}
 
 
 def test_the_five_external_games_are_defined():
@@ -81,3 +81,55 @@ def test_check_detects_a_stale_tree(tmp_path):
     problems = games_cli.check(tmp_path)
     assert any("instruction.md: differs" in p for p in problems)
     assert any("game.toml: missing" in p for p in problems)
+
+
+def _with(base: str, section: str, line: str) -> str:
+    """`base` (a game.toml) with `line` added at the top of its `[section]` table."""
+    head = f"[{section}]\n"
+    return base.replace(head, head + line + "\n", 1) if head in base else base + f"\n{head}{line}\n"
+
+
+def test_the_typed_definition_carries_the_game_knowledge():
+    from video_arena.core.tasks import load_game
+
+    chess, dz = load_definition("chess"), load_definition("doudizhu")
+    assert chess.where_pattern("castle") == "[gc][18]" and chess.where_pattern("move") == "[a-h][1-8]"
+    assert dz.where_order == "3456789tjqka2br" and dz.where_max_repeat("b") == 1 and dz.where_max_repeat("3") == 4
+    assert chess.baseline_events_per_minute == 6.0 and chess.perception == "the two tinted squares"
+    assert "lichess.org" in chess.match_sites and load_definition("doudizhu").match_sites == ()
+    assert load_definition("cs2").baseline_events_per_minute is None and load_definition("cs2").perception == ""
+    assert [f for f, _ in load_definition("dota2").record_formats] == ["opendota"] and chess.record_formats == ()
+    # the tasks tree's copy is the same definition
+    assert load_game("chess", paths.default_tasks_root()) == chess
+
+
+@pytest.mark.parametrize("section,line,needle", [
+    ("events", "where_pattern = { nosuchtype = 'a' }", "where_pattern names unknown types"),
+    ("events", "where_pattern = '[a-'", "not a regular expression"),
+    ("events", "where_pattern = 3", "where_pattern must be"),
+    ("events", "where_max_repeats = { a = 0 }", "where_max_repeats must be"),
+    ("events", "where_order = 5", "where_order must be"),
+    ("baselines", "perception = 1", "perception must be a text"),
+    ("audit", "match_sites = 'x.org'", "match_sites must be a list"),
+    ("audit", "match_sites = [' x.org']", "match_sites must be a list"),
+    ("import", "record_formats = { Bad_Name = 'x' }", "record_formats must be a table"),
+    ("import", "record_formats = { ok = 3 }", "record_formats must be a table"),
+])
+def test_a_malformed_knowledge_key_is_a_tasks_tree_error(section, line, needle):
+    from video_arena.core.tasks import TasksTreeError, parse_game_toml
+    from video_arena.games.base import definition_path
+
+    base = definition_path("chess").read_text(encoding="utf-8")
+    key = line.split(" =")[0]
+    base = "\n".join("# " + x if x.startswith(key + " =") else x for x in base.split("\n"))  # the chess value out
+    with pytest.raises(TasksTreeError, match=needle):
+        parse_game_toml(_with(base, section, line), source="x/game.toml")
+
+
+def test_the_audit_flags_every_games_match_sites():
+    from video_arena.protocol_b import audit as A
+
+    for game in GAMES:
+        for site in load_definition(game).match_sites:
+            rx = dict((name, r) for name, r in A.RULES if name == "match_lookup")["match_lookup"]
+            assert rx.search(f"curl -s https://www.{site}/match/123"), (game, site)

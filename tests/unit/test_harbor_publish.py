@@ -256,3 +256,14 @@ def test_damaged_inputs_are_one_line_errors_not_tracebacks(damage, tmp_path, cap
                            "--tasks-root", str(TREE), *extra], capsys)
     assert rc == 2 and err.startswith("publish: error:") and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "repo").exists()
+
+
+def test_the_published_readme_names_each_games_licence_from_its_manifest():
+    """The licence is the manifest's `provenance.licence` (build-cases writes it there): never
+    "not recorded" for a built-in game."""
+    from video_arena.games.dota2.records import LICENCE
+    from video_arena.harbor import publish as PB
+
+    got = PB._game_licences(["chess", "dota2"], None)
+    assert got["dota2"] == LICENCE
+    assert got["chess"].startswith("game scores are historical facts")

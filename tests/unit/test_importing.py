@@ -17,7 +17,7 @@ from video_arena.games.base import game_names, load_definition
 from video_arena.importing import cli as import_cli
 from video_arena.importing.importer import values_from_series
 from video_arena.importing.logs import ImportCaseError, LogRow, read_event_log, read_value_series
-from video_arena.importing.rules import WHERE_RULES, where_error
+from video_arena.importing.rules import rule_for, where_error
 
 pytestmark = pytest.mark.usefixtures("no_tasks_env")
 
@@ -67,8 +67,12 @@ def rejected(tmp_path: Path, capsys, args: list[str], *needles: str) -> str:
 
 # -- coordinate rules ---------------------------------------------------------------------------------
 
-def test_every_game_has_a_where_rule():
-    assert sorted(WHERE_RULES) == sorted(game_names())
+@pytest.mark.parametrize("game", game_names())
+def test_every_game_declares_a_where_rule_for_every_type_with_a_where(game):
+    gd = load_definition(game)
+    for etype in gd.event_types:
+        if etype not in gd.types_without_where:
+            assert rule_for(gd, etype), (game, etype)
 
 
 @pytest.mark.parametrize("game", ["chess", "go", "gomoku", "doudizhu"])

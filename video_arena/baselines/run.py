@@ -25,16 +25,15 @@ import argparse
 import hashlib
 import importlib.util
 import json
-import math
 import os
 import shlex
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from video_arena import paths
 from video_arena.core import results as R
+from video_arena.core import tasks as T
 from video_arena.cli_args import comma_list
 from video_arena.progress import bar as progress_bar
 from video_arena.baselines import cell_inputs as CI
@@ -43,7 +42,6 @@ from video_arena.baselines import chance_agent
 HERE = Path(__file__).resolve().parent
 PERCEPTION = HERE / "perception_agent.py"
 CHANCE = HERE / "chance_agent.py"
-PERCEPTION_GAMES = ("chess", "go", "gomoku", "doudizhu")
 METRICS = ("t1_f1", "t2_macro_acc", "t3_macro_acc", "reward")
 SYSTEMS = [  # (folder, label, protocol)
     ("oracle", "oracle", "A/B"),
@@ -67,20 +65,42 @@ class BaselinesError(RuntimeError):
 
 # -- inputs ------------------------------------------------------------------------------------------
 
+def definition(tasks_root: Path, game: str) -> T.GameDefinition:
+    try:
+        return T.load_game(game, tasks_root)
+    except (T.UnknownGame, T.TasksTreeError) as exc:
+        raise BaselinesError(str(exc)) from None
+
+
 def rates(tasks_root: Path, games: list[str]) -> dict[str, float]:
     out = {}
     for g in games:
-        doc = tomllib.loads((tasks_root / g / "game.toml").read_text(encoding="utf-8"))
-        rate = doc.get("baselines", {}).get("events_per_minute")
-        if not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate < 0:
+        rate = definition(tasks_root, g).baseline_events_per_minute
+        if rate is None:
             raise BaselinesError(f"{g}: game.toml has no [baselines] events_per_minute (a number >= 0)")
-        out[g] = float(rate)
+        out[g] = rate
     return out
+
+
+def perception_games(tasks_root: Path, games: list[str] | None = None) -> list[str]:
+    """The games (of `games`, default every game of the tree) the perception agent has a reader for:
+    those whose game.toml says what it reads (`[baselines] perception`)."""
+    return [g for g in (T.list_games(tasks_root) if games is None else games)
+            if definition(tasks_root, g).perception]
+
+
+def perception_reads(tasks_root: Path) -> str:
+    """'chess: ...; go and gomoku: ...': what the perception agent reads, per game of the tree (games
+    that read the same named together)."""
+    reads: dict[str, list[str]] = {}
+    for g in perception_games(tasks_root):
+        reads.setdefault(definition(tasks_root, g).perception, []).append(g)
+    return "; ".join(f"{' and '.join(gs)}: {text}" for text, gs in reads.items())
 
 
 def agent_rates(tasks_root: Path, rate_table: dict[str, float]) -> dict[str, float]:
     """The rates as the chance agent looks them up: by the game title its instruction.md states (lower
-    case; "starcraft ii", not the folder name "sc2"), so no game gets a silent zero-row answer."""
+    case; the title, not the folder name), so no game gets a silent zero-row answer."""
     out = {}
     for g, v in rate_table.items():
         try:
@@ -98,8 +118,6 @@ def rates_arg(r: dict[str, float]) -> str:
 
 
 def case_ids(tasks_root: Path, game: str, limit: int | None) -> list[str]:
-    from video_arena.core import tasks as T
-
     ids = [c["case_id"] for c in T.load_cases(game, tasks_root)]
     return ids[:limit] if limit else ids
 
@@ -329,10 +347,12 @@ def overall_cell(ov: dict[str, Any], metric: str, n_columns: int) -> str:
 
 def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[float]], digest: str,
                limit: int | None, seed: int, pictures: dict[str, str], perception_rows: list[str],
-               harbor_note: str, rate_table: dict[str, float] | None = None) -> str:
+               harbor_note: str, rate_table: dict[str, float] | None = None,
+               tasks_root: Path | None = None) -> str:
     from video_arena.toolkit_info import toolkit_provenance
 
     prov = toolkit_provenance()
+    root = paths.tasks_root(tasks_root)
     lines = [
         "# Results: reference points",
         "",
@@ -385,8 +405,7 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
     lines += ["## Perception agent", "",
               "A standalone Protocol B agent (Python 3.11, numpy, Pillow, ffmpeg; no toolkit import) that decodes "
               "every frame, takes the first frame whose board or table differs from the previous one as an "
-              "event, reads the move from the pixels (chess: the two tinted squares; go and gomoku: the new stone "
-              "and removed stones; doudizhu: the play area that changed, its cards' rank glyphs, the hands left) "
+              f"event, reads the move from the pixels ({perception_reads(root)}) "
               "and applies the game's rules for the event type; `delta` is always `flat` and `state` a naive "
               "balance (material, prisoners, last threat, cards left). Run it on any tasks tree with:",
               "",
@@ -394,7 +413,7 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
               "mkdir -p ~/va-agents && cp video_arena/baselines/perception_agent.py ~/va-agents/",
               "video-arena run-b --allow-path ~/va-agents:ro \\",
               "    --agent-cmd \"python3 $HOME/va-agents/perception_agent.py --sandbox {sandbox}\" \\",
-              "    --out results/b-perception --model perception --games chess,go,gomoku,doudizhu",
+              f"    --out results/b-perception --model perception --games {','.join(perception_games(root))}",
               "```",
               "",
               "(an isolated agent sees no file of the checkout, so the script is run from a copy the agent is "
@@ -455,7 +474,7 @@ def perception_findings(score, games: list[str], results: Path, tasks_root: Path
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="video-arena baselines", description=__doc__.split("\n\n")[0])
     ap.add_argument("--games", help="comma-separated games (default: every game with cases; the perception agent runs on "
-                    f"{', '.join(PERCEPTION_GAMES)})")
+                    "those whose game.toml says what it reads, `[baselines] perception`)")
     ap.add_argument("--limit", type=int, help="the first N cases of each game")
     ap.add_argument("--out", default="results/baselines", help="results folders (one per system)")
     ap.add_argument("--doc", default=None, help="the Markdown written (default docs/RESULTS.md)")
@@ -488,9 +507,10 @@ def _main(args) -> int:
     unknown = [g for g in games if not (tasks_root / g / "cases.json").is_file()]
     if unknown:
         raise BaselinesError(f"no cases for {', '.join(unknown)} under {tasks_root}")
-    perception_games = [g for g in games if g in PERCEPTION_GAMES]   # the perception agent reads these only
-    if args.harbor and not perception_games:
-        raise BaselinesError(f"--harbor runs the perception agent, which reads only {', '.join(PERCEPTION_GAMES)}")
+    readable = perception_games(tasks_root, games)   # the perception agent reads these only
+    if args.harbor and not readable:
+        raise BaselinesError(f"--harbor runs the perception agent, which reads only "
+                             f"{', '.join(perception_games(tasks_root))}")
     if args.limit is not None and args.limit < 1:
         raise BaselinesError("--limit must be >= 1")
     for g in games:
@@ -501,9 +521,10 @@ def _main(args) -> int:
     doc = Path(args.doc) if args.doc else paths.REPO_ROOT / "docs" / "RESULTS.md"
     pics = Path(args.pictures) if args.pictures else paths.REPO_ROOT / "docs" / "results"
     skip = set(comma_list(args.skip))
-    no_reader = [g for g in games if g not in PERCEPTION_GAMES]
+    no_reader = [g for g in games if g not in readable]
     if no_reader:  # every other system runs on them; the perception agent reads only the games it has a reader for
-        print(f"baselines: no perception reader for {', '.join(no_reader)} (games: {', '.join(PERCEPTION_GAMES)}): "
+        print(f"baselines: no perception reader for {', '.join(no_reader)} (games: "
+              f"{', '.join(perception_games(tasks_root))}): "
               "the perception agent is not run on them", file=sys.stderr)
     rate_table = rates(tasks_root, games)
     title_rates = agent_rates(tasks_root, rate_table)
@@ -540,7 +561,7 @@ def _main(args) -> int:
         with bar.stage(3 * n, "oracle, nop, grid ceiling"):
             bounds = direct_systems(out, tasks_root, media_root, games, args.limit)
         for folder in [r for r in runs if r.endswith("-b")]:
-            run_games = perception_games if folder == "perception-b" else games
+            run_games = readable if folder == "perception-b" else games
             with bar.stage(n, folder):  # run-b's own bar counts here
                 if run_games:
                     run_b(out / folder, cmds[folder], folder[:-2], run_games, args.limit, tasks_root, media_root,
@@ -555,7 +576,7 @@ def _main(args) -> int:
             from video_arena.baselines import harbor as H
 
             with bar.stage(n, "perception on Harbor"):
-                harbor_note = H.run_perception_on_harbor(out / "perception-harbor", perception_games, args.limit,
+                harbor_note = H.run_perception_on_harbor(out / "perception-harbor", readable, args.limit,
                                                          tasks_root)
 
     for folder, _, _ in SYSTEMS:   # every cell this run made records what it was made from
@@ -575,13 +596,13 @@ def _main(args) -> int:
     findings = (perception_findings(scores["perception-b"], games, out / "perception-b", tasks_root)
                 if "perception-b" in scores else [])
     if no_reader:   # say so instead of letting the perfect-read line stand for games the agent never saw
-        read = [g for g in games if g in PERCEPTION_GAMES]
+        read = readable
         head = findings or ([f"Every case of {', '.join(read)}: T1 = 1.000 (every ground-truth event read from the "
                              "pixels within 3 s, nothing extra)."] if read and "perception-b" in scores else [])
         findings = head + [f"Not run on {', '.join(no_reader)}: the agent has no reader for "
                            f"{'that game' if len(no_reader) == 1 else 'those games'}."]
     text = render_doc(scores, games, bounds, inputs_digest(tasks_root, games, args.limit), args.limit, args.seed,
-                      pictures, findings, harbor_note, rate_table)
+                      pictures, findings, harbor_note, rate_table, tasks_root)
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text, encoding="utf-8")
     print(text)

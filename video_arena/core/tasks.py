@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -59,11 +60,35 @@ class GameDefinition:
     state_below: str
     state_even: str
     render_size: tuple[int, int]
-    raw: dict[str, Any] = field(repr=False, compare=False)
+    #: `[events] where_pattern`: (type or "*", regular expression a whole `where` of that type matches)
+    where_patterns: tuple[tuple[str, str], ...] = ()
+    #: `[events] where_order`: a `where` is a multiset of these characters written in this order ("" = no rule)
+    where_order: str = ""
+    #: `[events] where_max_repeats`: (character or "*", how often it may occur in one `where`)
+    where_max_repeats: tuple[tuple[str, int], ...] = ()
+    #: `[baselines] events_per_minute`: the chance and majority agents' rows per minute (None = not declared)
+    baseline_events_per_minute: float | None = None
+    #: `[baselines] perception`: what the perception agent reads from the pixels ("" = it has no reader)
+    perception: str = ""
+    #: `[audit] match_sites`: host names (optionally with a path) where this game's matches can be looked up
+    match_sites: tuple[str, ...] = ()
+    #: `[import] record_formats`: (format, what such a file is): match files the game's plugin makes a case of
+    record_formats: tuple[tuple[str, str], ...] = ()
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def state_labels(self) -> tuple[str, str, str]:
         return (self.state_above, self.state_below, self.state_even)
+
+    def where_pattern(self, etype: str) -> str | None:
+        """The regular expression a whole `where` of type `etype` must match (the type's own, else the
+        game's "*"), or None when the definition gives none."""
+        rules = dict(self.where_patterns)
+        return rules.get(etype, rules.get("*"))
+
+    def where_max_repeat(self, char: str) -> int | None:
+        limits = dict(self.where_max_repeats)
+        return limits.get(char, limits.get("*"))
 
     def delta_of(self, v_before: float, v_after: float) -> str:
         d = v_after - v_before
@@ -85,10 +110,60 @@ class GameDefinition:
         }
 
 
+def _where_patterns(declared: Any) -> tuple[tuple[str, str], ...]:
+    if declared is None:
+        return ()
+    if isinstance(declared, str):
+        return (("*", declared),)
+    if isinstance(declared, dict) and all(isinstance(v, str) for v in declared.values()):
+        return tuple((str(k), v) for k, v in declared.items())
+    raise TypeError("[events] where_pattern must be a regular expression or a table type -> regular expression")
+
+
+def _max_repeats(declared: Any) -> tuple[tuple[str, int], ...]:
+    if declared is None:
+        return ()
+    if isinstance(declared, dict) and all(type(v) is int and v >= 1 for v in declared.values()):
+        return tuple((str(k), v) for k, v in declared.items())
+    raise TypeError("[events] where_max_repeats must be a table character -> count (an integer >= 1)")
+
+
+def _rate(declared: Any) -> float | None:
+    if declared is None:
+        return None
+    if type(declared) not in (int, float) or not math.isfinite(declared) or declared < 0:
+        raise ValueError(f"[baselines] events_per_minute must be a number >= 0, got {declared!r}")
+    return float(declared)
+
+
+def _formats(declared: Any) -> tuple[tuple[str, str], ...]:
+    if declared is None:
+        return ()
+    if isinstance(declared, dict) and all(isinstance(v, str) and re.fullmatch(r"[a-z][a-z0-9-]*", str(k))
+                                          for k, v in declared.items()):
+        return tuple((str(k), " ".join(v.split())) for k, v in declared.items())
+    raise TypeError("[import] record_formats must be a table format (lower-case letters, digits, -) -> text")
+
+
+def _strings(declared: Any, what: str) -> tuple[str, ...]:
+    if declared is None:
+        return ()
+    if isinstance(declared, list) and all(isinstance(v, str) and v.strip() == v and v for v in declared):
+        return tuple(declared)
+    raise TypeError(f"{what} must be a list of non-empty, trimmed strings")
+
+
 def parse_game_toml(text: str, source: str = "game.toml") -> GameDefinition:
     try:
         raw = tomllib.loads(text)
         ev, val = raw["events"], raw["value"]
+        base = raw.get("baselines", {})
+        perception = base.get("perception", "")
+        if not isinstance(perception, str):
+            raise TypeError("[baselines] perception must be a text")
+        order = ev.get("where_order", "")
+        if not isinstance(order, str):
+            raise TypeError("[events] where_order must be a string of characters")
         gd = GameDefinition(
             name=raw["name"],
             title=raw["title"],
@@ -104,9 +179,16 @@ def parse_game_toml(text: str, source: str = "game.toml") -> GameDefinition:
             state_below=val["state_below"],
             state_even=val.get("state_even", "even"),
             render_size=tuple(raw["render_size"]),  # type: ignore[arg-type]
+            where_patterns=_where_patterns(ev.get("where_pattern")),
+            where_order=order,
+            where_max_repeats=_max_repeats(ev.get("where_max_repeats")),
+            baseline_events_per_minute=_rate(base.get("events_per_minute")),
+            perception=" ".join(perception.split()),
+            match_sites=_strings(raw.get("audit", {}).get("match_sites"), "[audit] match_sites"),
+            record_formats=_formats(raw.get("import", {}).get("record_formats")),
             raw=raw,
         )
-    except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError, tomllib.TOMLDecodeError) as exc:
         raise TasksTreeError(f"{source}: malformed game definition: {exc!r}") from exc
     if not GAME_RE.fullmatch(gd.name):
         raise TasksTreeError(f"{source}: game name {gd.name!r} must be lower-case letters, digits and _ "
@@ -121,6 +203,14 @@ def parse_game_toml(text: str, source: str = "game.toml") -> GameDefinition:
     unknown = set(gd.types_without_where) - set(gd.event_types)
     if unknown:
         raise TasksTreeError(f"{source}: types_without_where names unknown types {sorted(unknown)}")
+    unknown = {t for t, _ in gd.where_patterns} - set(gd.event_types) - {"*"}
+    if unknown:
+        raise TasksTreeError(f"{source}: where_pattern names unknown types {sorted(unknown)}")
+    for t, pattern in gd.where_patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise TasksTreeError(f"{source}: where_pattern for {t!r} is not a regular expression: {exc}") from None
     return gd
 
 

@@ -119,6 +119,13 @@ class GamePlugin:
 
         return self.render(record), positions_at_frames(sched.event_frames, sched.n_frames)
 
+    # -- a user's own match files as cases (`video-arena import-cases --FORMAT FILE ...`) -------------
+    def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
+        """The record (as `select_records` gives) of one match given as these files of format `fmt` (one of
+        game.toml's `[import] record_formats`); raises ValueError with one line naming what is missing
+        when they cannot make a case."""
+        raise NotImplementedError
+
     # -- provenance ------------------------------------------------------------------------------
     def provenance(self) -> dict[str, Any]:
         """Source, licence, engine and version, node/visit budgets: goes into the cases manifest."""
@@ -157,3 +164,19 @@ def load_plugin(game: str) -> GamePlugin | None:
     if plugin.name != game:
         raise ValueError(f"video_arena/games/{game}/plugin.py: PLUGIN.name is {plugin.name!r}")
     return plugin
+
+
+def match_sites() -> tuple[str, ...]:
+    """Every game's `[audit] match_sites` (its game.toml), once each, in game order: where a match of
+    one of the games can be looked up (the egress audit flags a command naming one)."""
+    return tuple(dict.fromkeys(site for game in game_names() for site in load_definition(game).match_sites))
+
+
+def record_formats() -> dict[str, list[tuple[str, str]]]:
+    """{format: [(game, what such a file is)]}: the match files games turn into cases (`[import]
+    record_formats` of their game.toml; `video-arena import-cases --FORMAT FILE ...`)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for game in game_names():
+        for fmt, text in load_definition(game).record_formats:
+            out.setdefault(fmt, []).append((game, text))
+    return out

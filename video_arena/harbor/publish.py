@@ -229,7 +229,7 @@ def _game_licences(games: list[str], tasks_root: Path | None) -> dict[str, str]:
     for g in games:
         try:
             doc = json.loads((root / g / "manifest.json").read_text(encoding="utf-8"))
-            out[g] = str(doc.get("licence") or "not recorded in the manifest")
+            out[g] = str(doc.get("licence") or doc.get("provenance", {}).get("licence") or "not recorded in the manifest")
         except (OSError, ValueError):
             out[g] = "not recorded (no manifest in the tasks tree)"
     return out

@@ -4,6 +4,11 @@
                              [--case-id ID] --source S --licence L --value-model M [--replace] [--fps N]
     video-arena import-cases --from-tree SRC --tasks-root DIR --source S --licence L --value-model M
                              [--games g,..] [--replace] [--fps N]
+    video-arena import-cases --game G --FORMAT FILE [FILE ..] --tasks-root DIR --licence L [--source S]
+                             [--case-id ID] [--replace]
+        a match file a game's plugin reads (its game.toml's [import] record_formats, e.g. --opendota for
+        DOTA 2): the plugin makes the events, V_t and video; a file that cannot make a case is refused
+        with one line (exit 2)
 
 The log is CSV or JSON (`t,type,actor,where` plus `v_before,v_after` per event, or a separate V_t
 series given with --values). delta/state are derived from V_t with the game's band (and checked when
@@ -18,7 +23,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from video_arena.importing.importer import Importer, Provenance
+from video_arena.games.base import record_formats
+from video_arena.importing.importer import Importer, Provenance, RecordRefused
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
 from video_arena.cli_args import comma_list
 
@@ -35,12 +41,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--case-id", default=None, help="8 characters of [A-Za-z0-9] (default: random)")
     ap.add_argument("--from-tree", type=Path, default=None, help="import every case of a tree in the seed's layout")
     ap.add_argument("--games", default=None, help="with --from-tree: only these games (comma-separated)")
-    ap.add_argument("--source", required=True, help="where the match comes from (event, demo/replay, VOD)")
+    ap.add_argument("--source", help="where the match comes from (event, demo/replay, VOD)")
     ap.add_argument("--licence", required=True, help="the licence under which the footage and log may be used")
-    ap.add_argument("--value-model", required=True, help="the model that computed V_t (name, version, fit data)")
+    ap.add_argument("--value-model", help="the model that computed V_t (name, version, fit data)")
+    formats = record_formats()
+    for fmt, games in sorted(formats.items()):
+        ap.add_argument(f"--{fmt}", nargs="+", type=Path, metavar="FILE", dest=f"format_{fmt}",
+                        help="; ".join(f"{g}: {text}" for g, text in games))
     ap.add_argument("--fps", type=int, default=None, help="output frame rate (default: the source's, rounded, max 60)")
     ap.add_argument("--replace", action="store_true", help="overwrite cases whose id already exists")
     a = ap.parse_args(argv)
+    chosen = [(fmt, getattr(a, f"format_{fmt}")) for fmt in sorted(formats) if getattr(a, f"format_{fmt}")]
+    if chosen:
+        return _record_main(ap, a, chosen)
+    for name in ("source", "value_model"):
+        if getattr(a, name) is None:
+            ap.error(f"--{name.replace('_', '-')} is required")
     single = [a.game, a.video, a.events]
     if a.from_tree is not None:
         if any(x is not None for x in single + [a.values, a.case_id]):
@@ -82,6 +98,32 @@ def main(argv: list[str] | None = None) -> int:
     for r in imp.reports:
         print(f"{r['game']}/{r['case_id']}: {r['n_events']} events, {r['duration_s']} s, video {r['video']} "
               f"at {r['fps']} fps" + (f", times snapped by up to {r['max_time_snap_s']} s" if r['max_time_snap_s'] else ""))
+    print(f"imported {len(imp.reports)} case(s) into {imp.root}")
+    return 0
+
+
+def _record_main(ap, a, chosen: list[tuple[str, list[Path]]]) -> int:
+    """One case from a match file its game's plugin reads (--FORMAT FILE ...)."""
+    if len(chosen) > 1 or a.game is None:
+        ap.error("a match file goes with --game and one --FORMAT")
+    if any(x is not None for x in (a.video, a.events, a.values, a.from_tree, a.games, a.fps, a.value_model)):
+        ap.error(f"--{chosen[0][0]} makes the events, V_t and video itself: no --video, --events, --values, "
+                 "--from-tree, --games, --fps or --value-model")
+    fmt, files = chosen[0]
+    source = a.source or f"{fmt} match file {' + '.join(f.name for f in files)}"
+    try:
+        with Importer(a.tasks_root, a.media_root, replace=a.replace) as imp:
+            imp.add_record_case(a.game, fmt, files, Provenance(source, a.licence, "the game's shipped V_t model"),
+                                case_id=a.case_id)
+            imp.commit()
+    except RecordRefused as exc:
+        print(f"import-cases: refused: {exc}; nothing was written", file=sys.stderr)
+        return 2
+    except (ImportCaseError, OSError) as exc:
+        print(f"import-cases: error: {exc}\nnothing was written", file=sys.stderr)
+        return 1
+    for r in imp.reports:
+        print(f"{r['game']}/{r['case_id']}: {r['n_events']} events, {r['duration_s']} s, video rendered at {r['fps']} fps")
     print(f"imported {len(imp.reports)} case(s) into {imp.root}")
     return 0
 

@@ -38,6 +38,10 @@ TIME_EPS = 1e-6
 IMPORTED_COLLECTION = "imported"
 
 
+class RecordRefused(ImportCaseError):
+    """A match file that cannot make a case (what is missing, in one line)."""
+
+
 @dataclass
 class Provenance:
     source: str
@@ -333,6 +337,50 @@ class Importer:
         g.manifest_entries.append(entry)
         report = {"game": game, "case_id": cid, "n_events": len(events), "duration_s": duration,
                   "video": vinfo["method"], "fps": fps_out, "max_time_snap_s": round(max_shift, 6)}
+        self.reports.append(report)
+        return report
+
+    def add_record_case(self, game: str, fmt: str, files: list[Path], prov: Provenance,
+                        case_id: str | None = None) -> dict[str, Any]:
+        """Stage one case the game's plugin makes of a match file of format `fmt` (its game.toml's `[import]
+        record_formats`): the plugin's events, V_t and render, as `build-cases` makes them (RecordRefused:
+        the files cannot make a case)."""
+        from video_arena.cases.build import build_case
+        from video_arena.games.cli import expected_files
+
+        prov.check()
+        g = self._game(game)
+        if fmt not in dict(g.definition.record_formats):
+            raise RecordRefused(f"game {game!r} reads no --{fmt} files")
+        if g.definition.raw != parse_game_toml(expected_files(game)["game.toml"].decode("utf-8")).raw:
+            raise ImportCaseError(f"{self.root / game}/game.toml differs from the toolkit's: a case made from a "
+                                  f"{fmt} file needs the definition its plugin builds for")
+        plugin = load_plugin(game)
+        try:
+            record = plugin.record_from_files(fmt, list(files))
+        except ValueError as exc:
+            raise RecordRefused(str(exc)) from None
+        record["source"] |= {"description": prov.source, "licence": prov.licence}
+        cid = self._case_id(game, case_id)
+        try:
+            summary = build_case(game, record, cid, self.stage, self.media_stage)
+        except ValueError as exc:   # e.g. a match the shipped V_t model was fitted on
+            raise RecordRefused(str(exc)) from None
+        except BuildError as exc:
+            raise ImportCaseError(str(exc)) from None
+        gt_path = self.stage / game / "gt" / f"{cid}.json"
+        entry = {"case_id": cid, **summary["manifest"], "licence": prov.licence,
+                 "imported": {"at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                              "inputs": {f"{fmt}_{k}": {"name": Path(f).name, "sha256": sha256_file(Path(f))}
+                                         for k, f in enumerate(files, 1)},
+                              "video": "rendered by the game's plugin from the record (build-cases --media-only "
+                                       "re-renders it bit-exact)",
+                              "toolkit": toolkit_provenance()}}
+        g.cases.append({k: summary[k] for k in ("case_id", "duration_s", "n_events")} | {"source": {"collection": IMPORTED_COLLECTION}})
+        g.manifest_entries.append(entry)
+        gt = json.loads(gt_path.read_text(encoding="utf-8"))
+        report = {"game": game, "case_id": cid, "n_events": summary["n_events"], "duration_s": summary["duration_s"],
+                  "video": "rendered", "fps": gt["video"]["fps"], "max_time_snap_s": 0}
         self.reports.append(report)
         return report
 

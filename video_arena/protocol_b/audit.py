@@ -47,6 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from video_arena.games.base import match_sites
+
 AGENT_ROLES = {"assistant", "agent", "model"}
 CODEX_ACTION_ITEMS = {"command_execution", "mcp_tool_call", "file_change", "web_search"}
 CODEX_MESSAGE_ITEMS = {"agent_message", "assistant_message", "reasoning"}
@@ -59,14 +61,13 @@ _W = r"(?<![\w./-])"
 _OPTS = r"(?:\s+-{1,2}[\w-]+(?:=\S+|\s+[^\s-]\S*)?)*"
 _URLISH = (r"""['"]?(?:(?:https?|ftps?|s3|gs)://\S|www\.[\w-]+\.\S|"""
            r"""(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?(?:/|\b)|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?::\d+)?/)""")
-MATCH_SITES = (
-    r"lichess\.org|chess\.com|chessgames\.com|chesstempo\.com|365chess\.com|chessbase\.com|"
-    r"online-go\.com|gokgs\.com|foxwq\.com|go4go\.net|waltheri\.net|senseis\.xmp\.net|"
-    r"gomocup\.org|renju\.net|hltv\.org|liquipedia\.net|dotabuff\.com|opendota\.com|stratz\.com|"
-    r"spawningtool\.com|sc2replaystats\.com|aligulac\.com|bwfbadminton\.com|tournamentsoftware\.com|"
+#: Sites that hold any game's matches (videos) and search engines; each game's own record sites are in
+#: its game.toml (`[audit] match_sites`, games.base.match_sites).
+GENERIC_SITES = (
     r"youtube\.com|youtu\.be|"
     r"google\.[a-z.]+/search|bing\.com/search|duckduckgo\.com|search\.yahoo\.com"
 )
+MATCH_SITES = "|".join([*(re.escape(site) for site in match_sites()), GENERIC_SITES])
 
 RULES: list[tuple[str, re.Pattern[str]]] = [
     ("pip_install", re.compile(

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from video_arena.digests import sha256_text
+from video_arena.games.logistic import fit as _fit, scores
 from video_arena.games.sc2 import match as M
 
 MODEL = Path(__file__).resolve().parent / "data" / "model.json"
@@ -84,19 +85,6 @@ def rows(m: M.Match) -> list[tuple[int, list[float]]]:
     return out
 
 
-def fit(X: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = L2) -> np.ndarray:
-    beta = np.zeros(X.shape[1])
-    for _ in range(50):
-        p = 1 / (1 + np.exp(-np.clip(X @ beta, -40, 40)))
-        g = X.T @ (w * (p - y)) + l2 * beta
-        Hm = (X * (w * p * (1 - p))[:, None]).T @ X + l2 * np.eye(X.shape[1])
-        step = np.linalg.solve(Hm, g)
-        beta -= step
-        if np.abs(step).max() < 1e-10:
-            break
-    return beta
-
-
 def folds_of(shas: list[str]) -> dict[str, int]:
     order = sorted(shas, key=lambda s: sha256_text(f"video-arena/sc2/fold/{s}"))
     return {s: k % K for k, s in enumerate(order)}
@@ -120,7 +108,7 @@ def fit_all(records: dict[str, dict[str, Any]], used: tuple[str, ...] = USED, l2
                 X += [d, [-v for v in d]]
                 y += [red_won, 1 - red_won]
                 w += [1 / len(rs)] * 2
-        coefs.append([round(float(c), 6) for c in fit(np.array(X), np.array(y), np.array(w), l2)])
+        coefs.append([round(float(c), 6) for c in _fit(np.array(X), np.array(y), np.array(w), l2)])
     return {"format": "video-arena-sc2-model/1", "method": METHOD, "features": list(used),
             "design": "features, then features x phase (phase = min(real minutes / %g, 1))" % PHASE_MIN,
             "k": K, "l2": L2, "folds": folds, "coef": coefs,
@@ -150,9 +138,7 @@ def calibration(records: dict[str, dict[str, Any]], mdl: dict[str, Any]) -> list
         y = np.array(acc[key]["y"])
         row = {"phase": key, "n": int(len(y))}
         for name in ("model", "army ratio", "constant 0.5"):
-            p = np.clip(np.array(acc[key][name]), 0.01, 0.99)
-            row[name] = {"brier": round(float(np.mean((p - y) ** 2)), 4),
-                         "log_loss": round(float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p))), 4)}
+            row[name] = scores(acc[key][name], y)
         out.append(row)
     return out
 

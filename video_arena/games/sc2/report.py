@@ -14,6 +14,7 @@ import json
 import sys
 
 from video_arena.games.sc2 import match as M
+from video_arena.games.value_report import band_table
 from video_arena.games.sc2.model import K, L2, MODEL, USED, calibration, fit_all, load_model, markdown
 
 
@@ -55,15 +56,7 @@ def cases_report() -> int:
           f"({sum(1 for s in shift if s >= 1 - 1e-9)} events moved past their first frame by an earlier one)")
     print(f"the model's V before the `win` row is on the winner's side of the band in {last_ok} of {len(ids)} cases "
           "(V after it is the result)")
-    print("\n| band | delta up | down | flat | state red | blue | even |\n|---|---|---|---|---|---|---|")
-    for band in (0.03, 0.05, 0.08, 0.10):
-        dc, sc = Counter(), Counter()
-        for vb, va in pairs:
-            dc["up" if va - vb > band else "down" if vb - va > band else "flat"] += 1
-            sc["red" if va > 0.5 + band else "blue" if va < 0.5 - band else "even"] += 1
-        f = lambda c, k: f"{100 * c[k] / len(pairs):.1f} %"  # noqa: E731
-        mark = " (game.toml)" if abs(band - d.band) < 1e-9 else ""
-        print(f"| {band:g}{mark} | {f(dc, 'up')} | {f(dc, 'down')} | {f(dc, 'flat')} | {f(sc, 'red')} | {f(sc, 'blue')} | {f(sc, 'even')} |")
+    print("\n" + band_table(pairs, d, (0.03, 0.05, 0.08, 0.10)))
     return 0
 
 

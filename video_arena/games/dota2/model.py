@@ -1,0 +1,191 @@
+"""V_t for DOTA 2: radiant's probability of winning, a logistic model fitted on the committed matches that
+are not cases.
+
+    python -m video_arena.games.dota2.report fit     # fit on the matches that are not cases, write data/model.json
+    python -m video_arena.games.dota2.report table   # held-out calibration (markdown)
+
+The model: P(radiant wins) = sigmoid(beta . d) with the design d (FEATURES) at game time t:
+
+    1                       radiant's side (the intercept)
+    gold, xp                radiant's gold and experience lead at the last minute mark at or before t, / 10,000
+    gold * phase, xp * phase  the same times phase = min(t / 60 min, 1) (what a lead is worth changes with time)
+    towers                  (radiant towers standing - dire towers standing) / 11
+    barracks                (radiant barracks standing - dire barracks standing) / 6
+    roshan                  Roshan kills by radiant - by dire, so far
+
+L2-penalised maximum likelihood (games.logistic), each match weighing the same however long it is, on a
+row at every minute mark of every fitting match before its Ancient fell (the state then: what had fallen
+up to that second).  After the Ancient falls V_t is the result.
+
+Held out: the calibration table scores (a) the fitting matches by K-fold cross-fitting (each match's
+rows predicted by the model fitted on the other folds) and (b) the 20 case matches by the shipped model,
+at every minute mark, against a constant 0.5 and a gold-lead-only rule (the same fit on 1, gold and
+gold * phase only).
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from video_arena.digests import sha256_text
+from video_arena.games.dota2.match import BUILDING, Match, MatchError
+
+MODEL = Path(__file__).resolve().parent / "data" / "model.json"
+FEATURES = ("side", "gold", "xp", "gold*phase", "xp*phase", "towers", "barracks", "roshan")
+GOLD_ONLY = ("side", "gold", "gold*phase")
+L2 = 1.0
+K = 5
+PHASE_S = 3600.0
+PHASES = ((0, 10), (10, 20), (20, 30), (30, 40), (40, None))   # game minutes
+N_TOWERS, N_BARRACKS = 11, 6
+METHOD = f"logistic regression, L2 {L2}, each match weighing the same, fitted on the committed matches that are not cases"
+
+
+def state(m: Match, n_events: int) -> dict[str, int]:
+    """Towers and barracks standing per side and Roshan kills per side after the first `n_events` events."""
+    out = {"towers_radiant": N_TOWERS, "towers_dire": N_TOWERS, "barracks_radiant": N_BARRACKS,
+           "barracks_dire": N_BARRACKS, "roshan_radiant": 0, "roshan_dire": 0}
+    for e in m.events[:n_events]:
+        if e.type == "roshan":
+            out[f"roshan_{e.actor}"] += 1
+        elif e.type in ("tower", "barracks"):
+            out[f"{'towers' if e.type == 'tower' else 'barracks'}_{BUILDING[e.building].side}"] -= 1
+    return out
+
+
+def design(m: Match, t: float, n_events: int, features: tuple[str, ...] = FEATURES) -> list[float]:
+    gold, xp = m.lead_at(t)
+    s = state(m, n_events)
+    phase = min(max(t, 0.0) / PHASE_S, 1.0)
+    values = {"side": 1.0, "gold": gold / 1e4, "xp": xp / 1e4, "gold*phase": gold / 1e4 * phase,
+              "xp*phase": xp / 1e4 * phase,
+              "towers": (s["towers_radiant"] - s["towers_dire"]) / N_TOWERS,
+              "barracks": (s["barracks_radiant"] - s["barracks_dire"]) / N_BARRACKS,
+              "roshan": float(s["roshan_radiant"] - s["roshan_dire"])}
+    return [values[f] for f in features]
+
+
+def probability(coef: list[float], d: list[float]) -> float:
+    z = sum(c * x for c, x in zip(coef, d))
+    return 1 / (1 + math.exp(-max(-40.0, min(40.0, z))))
+
+
+def value(coef: list[float], m: Match, t: float, n_events: int, features: tuple[str, ...] = FEATURES) -> float:
+    """V_t after the first `n_events` events at game time t; after the Ancient, the result."""
+    if n_events and m.events[n_events - 1].type == "ancient":
+        return 1.0 if m.winner == "radiant" else 0.0
+    return probability(coef, design(m, t, n_events, features))
+
+
+def minute_rows(m: Match) -> list[tuple[float, int]]:
+    """(t, events so far) at every minute mark before the Ancient fell."""
+    out, k = [], 0
+    for minute in range(1, m.end // 60 + 1):
+        t = 60.0 * minute
+        if t >= m.end:
+            break
+        while k < len(m.events) and m.events[k].t <= t:
+            k += 1
+        out.append((t, k))
+    return out
+
+
+def fit_matches(matches: list[Match], features: tuple[str, ...] = FEATURES, l2: float = L2) -> list[float]:
+    from video_arena.games.logistic import fit
+
+    X, y, w = [], [], []
+    for m in matches:
+        rows = minute_rows(m)
+        won = 1.0 if m.winner == "radiant" else 0.0
+        for t, k in rows:
+            X.append(design(m, t, k, features))
+            y.append(won)
+            w.append(1 / len(rows))
+    return [round(float(c), 6) for c in fit(np.array(X), np.array(y), np.array(w), l2)]
+
+
+def folds_of(ids: list[int]) -> dict[int, int]:
+    order = sorted(ids, key=lambda i: sha256_text(f"video-arena/dota2/fold/{i}"))
+    return {i: k % K for k, i in enumerate(order)}
+
+
+def fit_model(fitting: dict[int, Match], cases: list[int]) -> dict[str, Any]:
+    overlap = set(fitting) & set(cases)
+    if overlap:
+        raise MatchError(f"the V_t model may not be fitted on a case's match: {sorted(overlap)[:3]}")
+    ids = sorted(fitting)
+    return {"format": "video-arena-dota2-model/1", "method": METHOD, "features": list(FEATURES),
+            "design": "side 1; leads / 10000 at the last minute mark; phase = min(t / 3600 s, 1); "
+                      "towers standing difference / 11, barracks / 6, Roshan kills difference",
+            "l2": L2, "coef": fit_matches([fitting[i] for i in ids]),
+            "fitted_on": {"n_matches": len(ids), "match_ids_sha256": sha256_text(",".join(map(str, ids)))},
+            "not_fitted_on": sorted(cases)}
+
+
+def load_model() -> dict[str, Any]:
+    if not MODEL.is_file():
+        raise MatchError(f"{MODEL} is missing: run `python -m video_arena.games.dota2.report fit`")
+    return json.loads(MODEL.read_text(encoding="utf-8"))
+
+
+def model_digest(mdl: dict[str, Any]) -> str:
+    return sha256_text(json.dumps({k: mdl[k] for k in ("features", "coef")}, sort_keys=True))[:16]
+
+
+def _phase(t: float) -> str:
+    minutes = t / 60
+    return next(f"{a}-{b} min" if b else f"{a}+ min" for a, b in PHASES if minutes >= a and (b is None or minutes < b))
+
+
+def calibration(fitting: dict[int, Match], cases: dict[int, Match], mdl: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """{"fitting matches, K-fold held out": rows, "case matches, shipped model": rows}; a row per phase and
+    one for all: Brier and log loss of the model, the gold-lead-only rule and a constant 0.5."""
+    from video_arena.games.logistic import scores
+
+    def table(preds: list[tuple[str, float, float, float, float]]) -> list[dict[str, Any]]:
+        out = []
+        order = [f"{a}-{b} min" if b else f"{a}+ min" for a, b in PHASES] + ["all"]
+        for key in order:
+            sel = [p for p in preds if key in ("all", p[0])]
+            if not sel:
+                continue
+            y = [p[1] for p in sel]
+            out.append({"phase": key, "n": len(sel), "model": scores([p[2] for p in sel], y),
+                        "gold lead only": scores([p[3] for p in sel], y), "constant 0.5": scores([p[4] for p in sel], y)})
+        return out
+
+    def predictions(m: Match, coef: list[float], gold_coef: list[float]):
+        won = 1.0 if m.winner == "radiant" else 0.0
+        return [(_phase(t), won, value(coef, m, t, k), value(gold_coef, m, t, k, GOLD_ONLY), 0.5)
+                for t, k in minute_rows(m)]
+
+    folds = folds_of(sorted(fitting))
+    held = []
+    for j in range(K):
+        train = [fitting[i] for i in sorted(fitting) if folds[i] != j]
+        coef, gold_coef = fit_matches(train), fit_matches(train, GOLD_ONLY)
+        for i in sorted(fitting):
+            if folds[i] == j:
+                held += predictions(fitting[i], coef, gold_coef)
+    gold_all = fit_matches([fitting[i] for i in sorted(fitting)], GOLD_ONLY)
+    shipped = [p for i in sorted(cases) for p in predictions(cases[i], mdl["coef"], gold_all)]
+    return {f"the {len(fitting)} fitting matches, {K}-fold held out": table(held),
+            f"the {len(cases)} case matches, the shipped model": table(shipped)}
+
+
+def markdown(tables: dict[str, list[dict[str, Any]]]) -> str:
+    lines = []
+    for title, rows in tables.items():
+        lines += [f"{title}:", "",
+                  "| phase (game time) | minute marks | model Brier | model log loss | gold lead only Brier | "
+                  "gold lead only log loss | 0.5 Brier | 0.5 log loss |", "|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            lines.append(f"| {r['phase']} | {r['n']} | {r['model']['brier']} | {r['model']['log_loss']} | "
+                         f"{r['gold lead only']['brier']} | {r['gold lead only']['log_loss']} | "
+                         f"{r['constant 0.5']['brier']} | {r['constant 0.5']['log_loss']} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
