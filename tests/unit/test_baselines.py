@@ -302,3 +302,21 @@ def test_protocol_a_chance_answer_without_a_rate_is_an_error_not_zero_rows() -> 
     text = (TASKS / "sc2" / "instruction.md").read_text()
     with pytest.raises(C.InstructionError, match="no rate for 'starcraft ii'"):
         C.answer_for_prompt(text, [0.0, 1.0], {"sc2": 1.0}, 0, "chance")
+
+
+@pytest.mark.parametrize("game", sorted(p.parent.name for p in TASKS.glob("*/cases.json")
+                                        if R.case_ids(TASKS, p.parent.name, None)))
+def test_chance_rows_carry_a_where_the_game_accepts(game: str) -> None:
+    """Chance is chance only if its rows could match: every `where` it writes for a type with a location
+    is a value of the game's own where rule, compared as the judge compares (lower case), the type's
+    own rule or the game's general one (a dota2 tower with `where` "" could never match)."""
+    from video_arena.core import load_game
+
+    gd = load_game(game, TASKS)
+    spec = C.parse_instruction((TASKS / game / "instruction.md").read_text())
+    rows = C.rows(spec, 3600.0, 10.0, 0, "chance")
+    located = [r for r in rows if r["type"] not in spec["no_where"]]
+    assert located, f"{game}: no chance row of a type with a location"
+    for r in located:
+        patterns = {gd.where_pattern(r["type"]), dict(gd.where_patterns).get("*")} - {None}
+        assert any(re.fullmatch(p, r["where"].lower()) for p in patterns), (game, r)

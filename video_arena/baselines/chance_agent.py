@@ -9,8 +9,9 @@ what `answer_for_prompt` returns for a Protocol A request (the instruction text 
 
 chance    round(rate * duration / 60) rows at uniform random times in [0, duration), every label drawn
           uniformly: type, actor, delta, state from the instruction's lists; `where` from the game's
-          coordinate set (every square / point; single card ranks for Doudizhu; "" for a game without
-          a table here and for types without a location).
+          coordinate set (every square / point / grid cell; single card ranks for Doudizhu), else from
+          the codes the instruction's `where` line lists for the row's type (`for `tower`, ... `top_t1`,
+          ...`), else ""; "" for types without a location.
 majority  the same rows with every `delta` `flat` and every `state` the even label.
 
 The per-game rate is a documented prior from each game's game.toml (`[baselines] events_per_minute`),
@@ -35,6 +36,8 @@ WHERE = {
     "go": [c + str(r) for c in GO_COLS for r in range(1, 20)],
     "gomoku": [c + str(r) for c in GOMOKU_COLS for r in range(1, 16)],
     "doudizhu": list("3456789TJQKA2BR"),
+    "google research football": [str(c) + r for c in range(1, 7) for r in "abc"],
+    "starcraft ii": [c + str(r) for c in FILES for r in range(1, 9)],
 }
 
 
@@ -61,7 +64,24 @@ def parse_instruction(text: str) -> dict:
         "deltas": re.findall(r"`([^`]+)`", delta.group(1)),
         "states": re.findall(r"`([^`]+)`", state.group(1)),
         "no_where": re.findall(r"`([^`]+)`", no_where.group(1)) if no_where else [],
+        "where_codes": where_codes(section, types),
     }
+
+
+def where_codes(section: str, types: list[str]) -> dict[str, list[str]]:
+    """{type: [code, ...]} from the `where` line's clauses that enumerate codes for named types
+    ("for `tower`, the lane and tier: `top_t1`, `top_t2`, ...; for `barracks`, ..."): a clause naming
+    event types and at least two other codes gives those codes to those types."""
+    line = re.search(r"^`where`:(.*)$", section, re.M)
+    out: dict[str, list[str]] = {}
+    for clause in (re.split(r";|\.\s", line.group(1)) if line else []):
+        ticks = re.findall(r"`([^`]*)`", clause)
+        named = [t for t in ticks if t in types]
+        codes = [t for t in ticks if t not in types and t not in ("where", '""', "")]
+        if named and len(codes) >= 2:
+            for t in named:
+                out.setdefault(t, codes)
+    return out
 
 
 def rows(spec: dict, duration_s: float, rate_per_min: float, seed: int, mode: str) -> list[dict]:
@@ -72,13 +92,14 @@ def rows(spec: dict, duration_s: float, rate_per_min: float, seed: int, mode: st
     d = round(float(duration_s), 3)
     rng = random.Random(f"video-arena-chance/{seed}/{spec['game']}/{d:.3f}")
     n = int(round(rate_per_min * d / 60.0))
-    where_set = WHERE.get(spec["game"], [""])
+    table = WHERE.get(spec["game"])
+    codes = spec.get("where_codes") or {}
     even = spec["states"][-1]  # "`a`, `b` or `even`": the even label is listed last
     out = []
     for t in sorted(rng.uniform(0.0, d) for _ in range(n)):
         type_ = rng.choice(spec["types"])
         actor = rng.choice(spec["sides"])
-        where = rng.choice(where_set)
+        where = rng.choice(table or codes.get(type_) or [""])
         delta = rng.choice(spec["deltas"])
         state = rng.choice(spec["states"])
         if type_ in spec["no_where"]:
