@@ -36,10 +36,11 @@ from typing import Any
 
 from video_arena import paths, progress
 from video_arena.core import results as R
+from video_arena.core.judge_loader import load_judge
 from video_arena.harbor import spec as S
 from video_arena.cli_args import comma_list
 
-REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+REWARD_KEYS = load_judge().REWARD_KEYS
 EXPECTED = {"oracle": 1.0, "nop": 0.0}
 
 

@@ -63,7 +63,6 @@ from video_arena.harbor.generate import (Options, media_world_readable, task_con
 from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
 
-REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 _DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
 _MEDIA_SOURCE_RE = re.compile(r"\A\$\{" + S.MEDIA_ENV + r":\?[^}]*\}/(.+)\Z")
 
@@ -618,7 +617,7 @@ class Validator:
         except ValueError as exc:
             P.append(f"solution/answer.json is not JSON: {exc}")
         rewards = self.judge.reward_of(self.judge.judge(gt, data))
-        if any(rewards.get(k) != 1.0 for k in REWARD_KEYS):
+        if any(rewards.get(k) != 1.0 for k in self.judge.REWARD_KEYS):
             P.append(f"the oracle answer does not score 1.0 with the judge: {rewards}")
 
     def _check_lint(self, d: Path, media: str, P: list[str], rep: TaskReport, pinned: bool = False) -> None:

@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from video_arena.core.condition_fields import compare_lines, condition_of, mixing_lines
+from video_arena.core.judge_loader import load_judge
 from video_arena.core.results import read_bounded, read_json_object
 
 #: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); the scorer never reads more than
 #: this plus one byte of an answer or a reply.
-MAX_ANSWER_BYTES = 16 * 1024 * 1024
+MAX_ANSWER_BYTES = load_judge().MAX_ANSWER_BYTES
 #: Agent transcripts (Harbor trajectory.json, claude-code.txt): larger ones are left unaudited.
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
 OPERATOR = "set by the operator"

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from video_arena.core import results as R
+from video_arena.core.judge_loader import load_judge
 from video_arena.digests import sha256_bytes
 from video_arena.scoring import caveats as CV
 
 BENCHMARK_TOLERANCE_S = 3.0
-METRICS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+METRICS = load_judge().REWARD_KEYS
 #: T2/T3 with a cell that has no T1 match counted as 0.0 (Harbor's reward.json convention): the
 #: labelled second column; the headline T2/T3 are the conditional ones above (docs/SCORING.md).
 ZERO_FILLED = {"t2_zero_filled": "t2_macro_acc", "t3_zero_filled": "t3_macro_acc"}

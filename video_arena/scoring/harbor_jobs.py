@@ -31,7 +31,7 @@ AGENT_STOP_EXCEPTIONS = frozenset({
     "ContextWindowExceededError", "ContextLengthExceededError",
     "OutputTokenExceededError", "OutputLengthExceededError",
 })
-REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+REWARD_KEYS = SC.METRICS  # the judge's REWARD_KEYS
 REWARD_ATOL = 1e-9
 ANSWER_ARTIFACT = R.ANSWER_ARTIFACT
 HARBOR_CELL_FIELDS = ["trial", "attempt", "exception_type", "harbor_reward", "reward_mismatch", "audit_source"]
