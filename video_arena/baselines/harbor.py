@@ -15,13 +15,13 @@ import time
 from pathlib import Path
 
 from video_arena import paths, progress
-from video_arena.core import results as R
+from video_arena.harbor_api import trials as TR
 
 SCRIPT = Path(__file__).resolve().parent / "perception_agent.py"
 AGENT = "agents.perception_agent:PerceptionAgent"
 
 try:  # Harbor is only needed for the Harbor run itself
-    from harbor.agents.base import BaseAgent
+    from video_arena.harbor_api.agents import BaseAgent
 except ImportError:  # pragma: no cover - the class is unusable without Harbor, and unused
     BaseAgent = object  # type: ignore[assignment,misc]
 
@@ -82,7 +82,7 @@ def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tas
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(paths.REPO_ROOT), old]))
     try:  # a trial's result.json appears when it ends
         with progress.bar(len(res.tasks), "harbor", "trial") as bar, \
-                progress.watch(bar, lambda: R.finished_trials(out / "jobs" / job)):
+                progress.watch(bar, lambda: TR.finished_trials(out / "jobs" / job)):
             rc = OC.run_harbor(dataset, AGENT, job, out / "jobs", media_root, n_concurrent=2)
     finally:
         if old is None:

@@ -44,6 +44,7 @@ from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
 from video_arena.harbor import spec as S
+from video_arena.harbor_api import tasks as HT
 from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
 from video_arena.cli_args import comma_list
@@ -275,9 +276,7 @@ def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root:
         _write(case_dir / rel, text)
 
     task_toml = env.get_template("task.toml.j2").render(ctx)
-    from harbor.models.task.config import TaskConfig  # fail here, not in `harbor run`
-
-    TaskConfig.model_validate_toml(task_toml)
+    HT.parse_task_toml(task_toml)  # fail here, not in `harbor run`
     _write(case_dir / "task.toml", task_toml)
 
     # tests/: the verifier's side only.

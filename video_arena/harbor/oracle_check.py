@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths, progress
-from video_arena.core import results as R
 from video_arena.core.judge_loader import load_judge
+from video_arena.harbor_api import trials as TR
+from video_arena.harbor_api.version import install_hint
 from video_arena.harbor import spec as S
 from video_arena.cli_args import comma_list
 
@@ -46,7 +47,7 @@ EXPECTED = {"oracle": 1.0, "nop": 0.0}
 
 @dataclass
 class TrialCheck:
-    """One trial (video_arena/core/results.py `Trial`) judged against what its agent must score."""
+    """One trial (video_arena/harbor_api/trials.py `Trial`) judged against what its agent must score."""
     agent: str
     protocol: str
     trial: str
@@ -68,7 +69,7 @@ def harbor_executable() -> str:
         return str(here)
     found = shutil.which("harbor")
     if not found:
-        raise FileNotFoundError("the `harbor` command is not installed (pip install harbor==0.26.0)")
+        raise FileNotFoundError(f"the `harbor` command is not installed ({install_hint()})")
     return found
 
 
@@ -121,17 +122,17 @@ def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_r
 
 
 def read_trials(job_dir: Path, agent: str, protocol: str) -> list[TrialCheck]:
-    """Every trial of a finished job (read by video_arena/core/results.py), judged against what
+    """Every trial of a finished job (read by video_arena/harbor_api/trials.py), judged against what
     `agent` must score."""
     out = []
-    for trial in R.read_job(job_dir):
+    for trial in TR.read_job(job_dir):
         if trial.result is None:
             out.append(TrialCheck(agent, protocol, trial.name, "?", None, trial.error, None,
                                   problems=[trial.error]))
             continue
-        info = trial.result.get("exception_info") or None
+        info = trial.exception_info
         exc = None
-        if isinstance(info, dict):
+        if info:
             exc = f"{info.get('exception_type')}: {str(info.get('exception_message', ''))[:200]}"
         # the dataset's verifier's own record: was /app/answer.json the seed, an answer, or missing?
         t = TrialCheck(agent, protocol, trial.name, trial.task_name, trial.rewards, exc, trial.exit_code,
@@ -181,7 +182,7 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
     parallel = side_by_side and len(jobs) > 1
     # one bar over every trial of every job; Harbor writes a trial's result.json when the trial ends
     with progress.bar(sum(n_tasks.values()) * len(agents), "oracle-check", "trial", enabled=show_progress) as bar, \
-            progress.watch(bar, lambda: sum(R.finished_trials(j) for j in jobs_dir.glob(f"va-*-{stamp}"))):
+            progress.watch(bar, lambda: sum(TR.finished_trials(j) for j in jobs_dir.glob(f"va-*-{stamp}"))):
 
         def one(job_spec):
             protocol, dataset, agent = job_spec

@@ -54,7 +54,6 @@ import yaml
 from video_arena import paths
 from video_arena.progress import Bar, bar as progress_bar
 from video_arena.core import resolve, text_digest
-from video_arena.harbor import harbor_internals as HI
 from video_arena.harbor import spec as S
 from video_arena.digests import sha256_bytes, sha256_file
 from video_arena.core import load_game
@@ -62,6 +61,8 @@ from video_arena.harbor.generate import (Options, media_world_readable, task_con
                                          templates_dir)
 from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
+from video_arena.harbor_api import speedups as HS
+from video_arena.harbor_api import tasks as HT
 
 _DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
 _MEDIA_SOURCE_RE = re.compile(r"\A\$\{" + S.MEDIA_ENV + r":\?[^}]*\}/(.+)\Z")
@@ -213,7 +214,7 @@ class Validator:
         #: None: each task's dataset marker (its parent folder) declares it (else the default image)
         self.base_image = base_image
         #: load compose files of many tasks in one `docker compose config` run (False: one per task);
-        #: like memo_harbor, only with the Harbor version harbor_internals was tested with
+        #: like memo_harbor, only with the Harbor release the seam pins (harbor_api/speedups.py)
         self.batch_compose = True
         #: memoise Harbor's path filter per task while it is checked (False: Harbor's code as it is)
         self.memo_harbor = True
@@ -223,12 +224,17 @@ class Validator:
         self.score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
         self.env = template_env()
 
+    def _lint_env(self):
+        """Lint interpolates the compose files' ${VA_MEDIA_ROOT:?...}: the tasks tree's media root stands
+        in while it runs when the user has not set it."""
+        return HT.lint_environment(S.MEDIA_ENV, str(paths.media_root(self.tasks_root)))
+
     # -- one task ------------------------------------------------------------------------------
     def check(self, task_dir: Path) -> TaskReport:
         rep = TaskReport(task_dir)
         try:
-            memo = HI.memoised_filters(task_dir) if self.memo_harbor else contextlib.nullcontext()
-            with HI.media_env(str(paths.media_root(self.tasks_root))), memo:
+            memo = HS.memoised_filters(task_dir) if self.memo_harbor else contextlib.nullcontext()
+            with self._lint_env(), memo:
                 self._check(task_dir, rep)
         except Exception as exc:  # a check that cannot even run is a problem, never a pass
             rep.problems.append(f"validator could not finish: {type(exc).__name__}: {exc}")
@@ -236,10 +242,6 @@ class Validator:
 
     def _check(self, d: Path, rep: TaskReport) -> None:
         P = rep.problems
-        from harbor.models.task.config import TaskConfig
-        from harbor.models.task.task import Task
-        from harbor.models.task.verifier_mode import resolve_task_verifier_mode
-
         m = _DIR_RE.fullmatch(d.name)
         if not m:
             P.append(f"folder name {d.name!r} is not <game>-<case_id>")
@@ -248,16 +250,16 @@ class Validator:
         self._check_links(d, P)
         try:
             raw = tomllib.loads((d / "task.toml").read_text(encoding="utf-8"))
-            cfg = TaskConfig.model_validate(raw)
+            cfg = HT.parse_task_config(raw)
         except Exception as exc:
             P.append(f"task.toml does not parse with Harbor's TaskConfig: {exc}")
             return
         try:
-            task = Task(d)
+            task = HT.load_task(d)
         except Exception as exc:
             P.append(f"Harbor's Task() rejects the folder: {type(exc).__name__}: {exc}")
             return
-        if not Task.is_valid_dir(d):
+        if not HT.is_valid_task_dir(d):
             P.append("Task.is_valid_dir() is False: `harbor run -p DATASET` would skip it silently")
 
         meta = cfg.metadata or {}
@@ -271,7 +273,7 @@ class Validator:
             P.append(f"[task].name is {task.name!r}, expected {S.task_name(game, case_id)!r}")
 
         # -- Harbor semantics: users, verifier, budget, network, resources
-        if resolve_task_verifier_mode(cfg).value != "separate":
+        if HT.verifier_mode(cfg) != "separate":
             P.append("the verifier is not separate")
         if cfg.agent.user in (None, "root", 0, "0"):
             P.append(f"the agent runs as root (user={cfg.agent.user!r})")
@@ -621,17 +623,11 @@ class Validator:
             P.append(f"the oracle answer does not score 1.0 with the judge: {rewards}")
 
     def _check_lint(self, d: Path, media: str, P: list[str], rep: TaskReport, pinned: bool = False) -> None:
-        from harbor.lint import lint_task
-        from harbor.lint.models import COMPOSE_RULES, DEFAULT_RULES, LintRule
-
-        rules = set(DEFAULT_RULES) | {LintRule.ROOT_AGENT}
-        if not self.with_compose:
-            rules -= set(COMPOSE_RULES) - {LintRule.INVALID_TASK_CONFIG, LintRule.INVALID_TASK_FILES}
-        if pinned or self.require_pinned:  # Harbor's own check of docker_image / FROM (off by default)
-            rules.add(LintRule.UNPINNED_IMAGE)
-        for f in lint_task(d, selected_rules=rules):
+        # pinned: Harbor's own check of docker_image / FROM (off by default) too
+        rules = HT.lint_rules(self.with_compose, pinned=pinned or self.require_pinned)
+        for f in HT.lint(d, rules):
             where = f"{Path(f.path).relative_to(d) if f.path and Path(f.path).is_relative_to(d) else f.path}"
-            expected = (media == "mount" and f.rule == LintRule.COMPOSE_EXTERNAL_BIND_MOUNT
+            expected = (media == "mount" and f.rule == HT.COMPOSE_EXTERNAL_BIND_MOUNT
                         and "volumes[0]" in f.message)
             if expected:
                 rep.notes.append("lint: compose-external-bind-mount of the video (expected in mount mode)")
@@ -660,8 +656,8 @@ class Validator:
                     dataset_problems.append(f"{S.DATASET_MARKER} lists {len(listed)} tasks, the folder holds "
                                             f"{len(found)}: missing {sorted(set(listed) - set(found))[:5]}, "
                                             f"extra {sorted(set(found) - set(listed))[:5]}")
-        batch = HI.ComposeBatch()
-        with HI.media_env(str(paths.media_root(self.tasks_root))), batch.installed():
+        batch = HS.ComposeBatch()
+        with self._lint_env(), batch.installed():
             if self.with_compose and self.batch_compose:
                 batch.prefetch([(t / "environment" / "docker-compose.yaml", main) for t in tasks
                                 if (main := _batchable_compose(t)) is not None])
