@@ -40,6 +40,7 @@ from video_arena.harbor_api import trials as TR
 from video_arena.harbor_api.version import install_hint
 from video_arena.harbor import spec as S
 from video_arena.cli_args import comma_list
+from video_arena.container_host.runtimes import RUNTIMES, RuntimeUnusable
 
 REWARD_KEYS = load_judge().REWARD_KEYS
 EXPECTED = {"oracle": 1.0, "nop": 0.0}
@@ -93,16 +94,12 @@ def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_r
                env_type: str = "docker", extra: tuple[str, ...] = ()) -> int:
     """`harbor run` of one agent on one dataset.  Its output goes to jobs/<job>.harbor-output.log when
     `to_log` (jobs running side by side) or a progress bar is on the terminal (Harbor's live display
-    would fight it); the log's end is printed if it fails.  `env_type` podman: `-e podman`, with this
-    interpreter's podman-compose first on PATH (video_arena/container_host/podman.py)."""
+    would fight it); the log's end is printed if it fails.  `env_type`: a row of the runtime table
+    (video_arena/container_host/runtimes.py), which says what `harbor run` is given to use it."""
+    runtime = RUNTIMES[env_type]
     cmd = [harbor_executable(), "run", "-p", str(dataset), "-a", agent, "-n", str(n_concurrent), "-y",
-           "--job-name", job_name, "-o", str(jobs_dir), *resource_args(), *extra]
-    env = harbor_env(media_root)
-    if env_type != "docker":
-        from video_arena.container_host import podman
-
-        cmd += ["-e", env_type]
-        env = podman.harbor_env(env)
+           "--job-name", job_name, "-o", str(jobs_dir), *resource_args(), *extra, *runtime.harbor_args]
+    env = runtime.harbor_env(harbor_env(media_root))
     bar = progress.current()
     drawing = bar is not None and bar.drawing
     if not (to_log or drawing):  # Harbor's own output goes where ours goes
@@ -211,10 +208,9 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
 
 
 def side_by_side(env_type: str, one_job_at_a_time: bool) -> bool:
-    """Whether the jobs run side by side: on Docker yes (unless asked not to); on Podman never: with four
-    jobs side by side a copy-mode upload once failed inside Podman's copier ("chdir .../merged/app: no
-    such file or directory", the container's root not mounted yet), so its jobs run one after another."""
-    return not one_job_at_a_time and env_type != "podman"
+    """Whether the jobs run side by side: where the runtime allows it (runtimes.py: Docker yes, Podman
+    never), unless asked not to."""
+    return not one_job_at_a_time and RUNTIMES[env_type].side_by_side
 
 
 def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, env_type: str) -> TrialCheck:
@@ -312,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render-media", action="store_true",
                     help="first re-render every built-in video from the committed ground truth and check it "
                          "against the manifest (build-cases --media-only), building the image meanwhile")
-    ap.add_argument("--env", choices=("docker", "podman"), default="docker",
+    ap.add_argument("--env", choices=tuple(RUNTIMES), default="docker",
                     help="Harbor's environment: docker (mount-mode datasets, the default) or podman (copy-mode "
                          "datasets, the Docker-built image loaded into Podman, and a network probe trial)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars (also: VA_NO_PROGRESS=1)")
@@ -338,21 +334,14 @@ def main(argv: list[str] | None = None) -> int:
     rc = docker_and_image(a.image, a.rebuild)
     if rc:
         return rc
-    media_mode = "mount"
-    if a.env == "podman":
-        from video_arena.container_host.podman import PodmanError, load_image, podman_status
-
-        ok, why = podman_status()
-        if not ok:
-            print(f"oracle-check: Podman is not usable: {why}", file=sys.stderr)
-            return 2
-        print(f"podman: {why}", flush=True)
-        try:
-            print(load_image(a.image), flush=True)
-        except PodmanError as exc:
-            print(f"oracle-check: {exc}", file=sys.stderr)
-            return 2
-        media_mode = "copy"  # Podman runs the copy-mode form (no host path); mount mode is Docker-only
+    runtime = RUNTIMES[a.env]
+    try:
+        for line in runtime.prepare(a.image):
+            print(line, flush=True)
+    except RuntimeUnusable as exc:
+        print(f"oracle-check: {exc}", file=sys.stderr)
+        return 2
+    media_mode = runtime.media_mode
 
     from video_arena.harbor.generate import GenerateError, Options, generate
     from video_arena.harbor.validate import Validator, compose_available
@@ -395,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_table(trials)
     failed = [t for t in trials if not t.ok]
-    if a.env != "docker":
+    if runtime.network_probe:
         probe = network_probe(next(iter(datasets.values())), work / "jobs", stamp, media_root, a.env)
         print(f"network probe ({a.env}, from inside a trial): {'offline' if probe.ok else 'FAIL'}: "
               f"{probe.exception or 'no network'}")
