@@ -34,6 +34,7 @@ from typing import Any
 
 from video_arena import paths
 from video_arena.core import results as R
+from video_arena.core.tasks import TasksTree
 from video_arena.cli_args import comma_list
 from video_arena.progress import bar as progress_bar
 from video_arena.baselines import chance_agent
@@ -114,7 +115,7 @@ def inputs_digest(tasks_root: Path, games: list[str], limit: int | None) -> str:
         for f in ("game.toml", "instruction.md", "cases.json", "manifest.json"):
             add(f"{g}/{f}", (tasks_root / g / f).read_bytes())
         for cid in case_ids(tasks_root, g, limit):
-            add(f"{g}/gt/{cid}", (tasks_root / g / "gt" / f"{cid}.json").read_bytes())
+            add(f"{g}/gt/{cid}", TasksTree(tasks_root).gt(g, cid).read_bytes())
     for p in (PERCEPTION, CHANCE, HERE / "run.py", paths.judge_path()):
         add(p.name, p.read_bytes())
     return h.hexdigest()
@@ -179,10 +180,10 @@ def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[st
     todo = [(g, cid) for g in games for cid in case_ids(tasks_root, g, limit)]
     with progress_bar(3 * len(todo), "oracle, nop, grid ceiling", "cell") as bar:
         for g, cid in todo:
-            gt = J.load_gt(tasks_root / g / "gt" / f"{cid}.json")
+            gt = J.load_gt(TasksTree(tasks_root).gt(g, cid))
             write_cell(out / "oracle", g, cid, J.oracle_answer(gt), "B", "oracle")
             write_cell(out / "nop", g, cid, {"events": []}, "B", "nop")
-            ts, fps_eff = grid_for(media_root / g / "media" / f"{cid}.mp4")
+            ts, fps_eff = grid_for(TasksTree(tasks_root, media_root).media(g, cid))
             write_cell(out / "grid-ceiling", g, cid, grid_ceiling_answer(gt, ts, 3.0), "A", "grid-ceiling",
                        {"grid_fps_eff": fps_eff, "grid_n_frames": len(ts)})
             bounds.setdefault(g, []).append(min(1.0, 2 * 3.0 * fps_eff))
@@ -420,7 +421,7 @@ def perception_findings(score, games: list[str], results: Path, tasks_root: Path
             r = c.record
             if r["n_matched"] == r["n_gt"] == r["n_pred"]:
                 continue
-            gt = J.load_gt(tasks_root / g / "gt" / f"{c.case_id}.json")["events"]
+            gt = J.load_gt(TasksTree(tasks_root).gt(g, c.case_id))["events"]
             doc = R.read_json_object(R.cell_dir(results, g, c.case_id) / R.ANSWER_FILE)[0]
             pred = doc.get("events") if doc is not None and isinstance(doc.get("events"), list) else []
             mp, mg = {int(p) for p, _ in r["matches"]}, {int(q) for _, q in r["matches"]}
@@ -466,7 +467,7 @@ def _main(args) -> int:
         games = comma_list(args.games)
     else:  # every game of the tasks tree that has cases
         games = sorted(p.parent.name for p in tasks_root.glob("*/cases.json") if case_ids(tasks_root, p.parent.name, None))
-    unknown = [g for g in games if not (tasks_root / g / "cases.json").is_file()]
+    unknown = [g for g in games if not TasksTree(tasks_root).cases_path(g).is_file()]
     if unknown:
         raise BaselinesError(f"no cases for {', '.join(unknown)} under {tasks_root}")
     perception_games = [g for g in games if g in PERCEPTION_GAMES]   # the perception agent reads these only
@@ -476,7 +477,7 @@ def _main(args) -> int:
         raise BaselinesError("--limit must be >= 1")
     for g in games:
         for cid in case_ids(tasks_root, g, args.limit):
-            if not (media_root / g / "media" / f"{cid}.mp4").is_file():
+            if not TasksTree(tasks_root, media_root).media(g, cid).is_file():
                 raise BaselinesError(f"{g}/{cid}: media missing under {media_root} (build or fetch the media first)")
     out = Path(args.out)
     doc = Path(args.doc) if args.doc else paths.REPO_ROOT / "docs" / "RESULTS.md"
@@ -579,7 +580,7 @@ def draw_pictures(results: Path, tasks_root: Path, games: list[str], pics: Path,
             data = R.read_bounded(R.cell_dir(results, g, cid) / R.ANSWER_FILE, J.MAX_ANSWER_BYTES)[0]
         except OSError:
             continue
-        gt = J.load_gt(tasks_root / g / "gt" / f"{cid}.json")
+        gt = J.load_gt(TasksTree(tasks_root).gt(g, cid))
         rec = J.judge(gt, data)
         png = pics / f"perception-{g}.png"
         draw_timeline(gt, data, rec, png, title=f"perception agent: {g}/{cid}")

@@ -39,6 +39,7 @@ import jinja2
 
 from video_arena import paths
 from video_arena.core import results as R
+from video_arena.core.tasks import TasksTree
 from video_arena.explore import cells as C
 from video_arena.explore import stills as ST
 from video_arena.scoring import caveats as CV
@@ -232,7 +233,7 @@ def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | 
 
 def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.StillSource"):
     from video_arena.core.judge_loader import load_judge
-    from video_arena.scoring.timeline import _norm_rows
+    from video_arena.scoring.timeline import answer_rows
 
     J = load_judge()
     views: dict[tuple[str, str], list[CellView]] = {}
@@ -251,13 +252,13 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
                          run=scrub.record(run) if run else None,
                          harbor_result=scrub.record(C.read_json(files.harbor_result)) if files.harbor_result else None)
             v.label = s.label + (f" · {cell.trial}" if getattr(cell, "trial", "") else "")
-            gt_path = root / cell.game / "gt" / f"{cell.case_id}.json"
+            gt_path = TasksTree(root).gt(cell.game, cell.case_id)
             if cell.record is not None and gt_path.is_file():
                 answer = None if cell.zero_rows and cell.answer_state in SC.NO_ANSWER_STATES else \
                     C.read_bounded(files.answer, CV.MAX_ANSWER_BYTES)
                 try:
                     gt = J.load_gt(gt_path)
-                    pred = _norm_rows(answer, cell.record)
+                    pred = answer_rows(answer, cell.record)
                 except Exception:  # noqa: BLE001 - an unreadable pair is shown without the table
                     gt, pred = None, []
                 if gt is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena.core.tasks import TasksTree
 from video_arena.digests import sha256_file
 
 THUMB_WIDTH = 224
@@ -50,7 +51,7 @@ class StillSource:
             return None, "stills not in the cache (run with --extract-stills to re-extract them from the media)"
         from video_arena.protocol_a import grid as G
 
-        media = paths.media_root(self.tasks_root) / game / "media" / f"{case_id}.mp4"
+        media = TasksTree(self.tasks_root, paths.media_root(self.tasks_root)).media(game, case_id)
         if not media.is_file():
             return None, "stills not cached and the case's media is not in the tasks tree"
         try:

@@ -19,6 +19,7 @@ from jinja2 import Environment, StrictUndefined
 
 from video_arena import paths
 from video_arena.core.instruction import render_instruction
+from video_arena.core.tasks import TasksTree
 from video_arena.games.base import GAMES_DIR, definition_path, game_names, load_definition
 
 ANSWER_SEED_BYTES = b'{"events": []}\n'
@@ -52,7 +53,7 @@ def sync(tasks_root: Path) -> list[str]:
             if not target.exists() or target.read_bytes() != data:
                 target.write_bytes(data)
                 written.append(str(target))
-        cases = gdir / "cases.json"
+        cases = TasksTree(tasks_root).cases_path(game)
         if not cases.exists():
             cases.write_text(json.dumps({"game": game, "cases": []}, indent=1) + "\n")
             written.append(str(cases))
@@ -145,8 +146,8 @@ def strip_main(a) -> int:
     if not (a.game and a.case and a.output) or (a.event is None) == (a.type is None):
         return fail("give GAME, --case, -o and exactly one of --event or --type")
     root = Path(a.tasks_root).resolve() if a.tasks_root else paths.default_tasks_root()
-    gt_path = root / a.game / "gt" / f"{a.case}.json"
-    mp4 = paths.media_root(root) / a.game / "media" / f"{a.case}.mp4"
+    tree = TasksTree(root, paths.media_root(root))
+    gt_path, mp4 = tree.gt(a.game, a.case), tree.media(a.game, a.case)
     if not gt_path.is_file():
         return fail(f"no ground truth {gt_path}")
     try:

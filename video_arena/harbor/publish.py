@@ -45,6 +45,7 @@ from typing import Any
 
 from video_arena import paths
 from video_arena.digests import sha256_file
+from video_arena.core.tasks import TasksTree
 from video_arena.harbor import spec as S
 from video_arena.harbor_api.version import installed_version
 
@@ -220,14 +221,15 @@ def _harbor_version() -> str | None:
 
 
 def _game_licences(games: list[str], tasks_root: Path | None) -> dict[str, str]:
-    root = paths.tasks_root(tasks_root)
+    tree = TasksTree(paths.tasks_root(tasks_root))
     out = {}
     for g in games:
         try:
-            doc = json.loads((root / g / "manifest.json").read_text(encoding="utf-8"))
-            out[g] = str(doc.get("licence") or "not recorded in the manifest")
-        except (OSError, ValueError):
-            out[g] = "not recorded (no manifest in the tasks tree)"
+            doc = tree.read_manifest(g)
+        except ValueError:
+            doc = None
+        out[g] = str(doc.get("licence") or "not recorded in the manifest") if doc is not None \
+            else "not recorded (no manifest in the tasks tree)"
     return out
 
 

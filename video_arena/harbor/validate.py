@@ -57,6 +57,7 @@ from video_arena.core import resolve, text_digest
 from video_arena.harbor import spec as S
 from video_arena.digests import sha256_bytes, sha256_file
 from video_arena.core import load_game
+from video_arena.core.tasks import gt_rel, media_rel
 from video_arena.harbor.generate import (Options, media_world_readable, task_context, template_env,
                                          templates_dir)
 from video_arena.container_host.registry import check_base_image, is_pinned
@@ -468,7 +469,7 @@ class Validator:
             mp4 = envdir / "match.mp4"
             src = Path(r["media"])
             if mp4.is_file() and src.is_file() and sha256_file(mp4) != sha256_file(src):
-                P.append(f"environment/match.mp4 differs from {game}/media/{case_id}.mp4")
+                P.append(f"environment/match.mp4 differs from {media_rel(game, case_id)}")
         if media == "mount":
             video = Path(r["media"])  # where $VA_MEDIA_ROOT (or the tasks tree) has it
             if video.is_file() and not media_world_readable(video):
@@ -535,7 +536,7 @@ class Validator:
             P.append(f"--net {net} must not set network_mode on main (it would bypass Harbor's egress control)")
         expected = {}
         if media == "mount":
-            expected[S.MEDIA_TARGET] = f"{game}/media/{case_id}.mp4"
+            expected[S.MEDIA_TARGET] = media_rel(game, case_id)
             if protocol == "B":
                 expected[S.INSTRUCTION_TARGET] = "./instruction.md"
             expected[S.SEED_SOURCE_TARGET] = "./answer.json"
@@ -588,7 +589,7 @@ class Validator:
                 P.append("tests/test.sh is not executable")
         gt_file = tests / "gt.json"
         if gt_file.is_file() and Path(r["gt"]).is_file() and gt_file.read_bytes() != Path(r["gt"]).read_bytes():
-            P.append(f"tests/gt.json is not the tasks tree's {game}/gt/{case_id}.json")
+            P.append(f"tests/gt.json is not the tasks tree's {gt_rel(game, case_id)}")
         try:
             case = json.loads((tests / "case.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from video_arena.core import results as R
+from video_arena.core import tasks as T
 from video_arena.core.judge_loader import load_judge
 from video_arena.digests import sha256_bytes
 from video_arena.scoring import caveats as CV
@@ -359,38 +360,39 @@ class GroundTruthCheck:
 
     def __init__(self, root: Path):
         self.root = root
+        self.tree = T.TasksTree(root)
         self._manifests: dict[str, dict[str, str] | None] = {}
         self.unchecked_games: list[str] = []
 
     def _manifest(self, game: str) -> dict[str, str] | None:
         if game not in self._manifests:
-            path = self.root / game / "manifest.json"
-            if not path.exists():
+            try:
+                doc = self.tree.read_manifest(game)
+            except T.TasksTreeError as exc:
+                raise ScoringInputError(f"{exc}; the ground truth cannot be checked") from exc
+            if doc is None:
                 self._manifests[game] = None
                 self.unchecked_games.append(game)
             else:
-                doc, err = R.read_json_object(path)
-                if doc is None:
-                    raise ScoringInputError(f"{path}: {err}; the ground truth cannot be checked")
                 self._manifests[game] = {str(c.get("case_id")): str(c.get("gt_sha256") or "")
                                          for c in doc.get("cases") or [] if isinstance(c, dict)}
         return self._manifests[game]
 
     def load(self, J, game: str, case_id: str) -> tuple[dict[str, Any] | None, str, bool]:
         """(gt, error, corrupt): corrupt when the file is not the one the manifest names."""
-        gt_path = self.root / game / "gt" / f"{case_id}.json"
+        gt_path = self.tree.gt(game, case_id)
         manifest = self._manifest(game)
         if manifest is not None:
             want = manifest.get(case_id)
             try:
-                data, size = R.read_bounded(gt_path, 1 << 28)
+                data, size = R.read_bounded(gt_path, T.MAX_GT_BYTES)
                 got = sha256_bytes(data)
             except OSError as exc:
                 return None, f"{gt_path.name}: unreadable ({exc.strerror or exc})", False
             if not want:
                 return None, f"INTEGRITY: {game}/{case_id} has no gt_sha256 in {game}/manifest.json", True
             if got != want:
-                return None, (f"INTEGRITY: ground truth {game}/gt/{case_id}.json has SHA-256 {got[:16]}..., "
+                return None, (f"INTEGRITY: ground truth {T.gt_rel(game, case_id)} has SHA-256 {got[:16]}..., "
                               f"{game}/manifest.json says {want[:16]}...: not scored"), True
         try:
             return J.load_gt(gt_path), "", False

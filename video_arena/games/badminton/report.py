@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from video_arena import paths
+from video_arena.core.tasks import TasksTree
 from video_arena.games.badminton import records as R
 from video_arena.games.badminton import scene as SC
 
@@ -31,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m video_arena.games.badminton.report", description=__doc__)
     ap.add_argument("--tasks-root", default=None)
     a = ap.parse_args(argv)
-    root = Path(a.tasks_root) if a.tasks_root else paths.default_tasks_root()
-    cases_file = root / "badminton" / "cases.json"
+    tree = TasksTree(Path(a.tasks_root) if a.tasks_root else paths.default_tasks_root())
+    cases_file = tree.cases_path("badminton")
     if not cases_file.is_file():
         print(f"report: no {cases_file}: build the cases first", file=sys.stderr)
         return 2
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     n_rallies = n_frames = 0
     durations, pauses, dvs, wheres = [], [], [], Counter()
     for cid in ids:
-        gt = json.loads((root / "badminton" / "gt" / f"{cid}.json").read_text(encoding="utf-8"))
+        gt = json.loads(tree.gt("badminton", cid).read_text(encoding="utf-8"))
         rec = gt["record"]
         m = rec["match"]
         n_rallies += len(rec["rallies"])
