@@ -21,7 +21,7 @@ from fixtures.protocol_a_fixtures import cache, fast_retries, tree  # noqa: F401
 from fixtures.protocol_a_tree import oracle_reply
 from video_arena.digests import sha256_file
 from video_arena.protocol_a import runner
-from video_arena.protocol_a.provenance import verify_cell
+from video_arena.core.provenance import verify_cell
 from video_arena.scoring import cli as score_cli
 
 SHORT, LONG = "paShort1", "paLong02"

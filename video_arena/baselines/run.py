@@ -163,7 +163,7 @@ def grid_ceiling_answer(gt: dict, grid_ts: list[float], tolerance: float) -> dic
 
 
 def grid_for(media: Path):
-    from video_arena.protocol_a import grid as G
+    from video_arena.media import grid as G
 
     info = G.probe(media)
     spec = G.GridSpec()

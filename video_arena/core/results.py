@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import threading
 from dataclasses import dataclass, field
@@ -211,6 +212,15 @@ def redraws_of(record: RunRecord) -> list[dict[str, Any]]:
     return [p for p in prev if isinstance(p, dict) and p.get("stop_reason") not in (None, HARNESS_ERROR)]
 
 
+_SECRET_RE = re.compile(r"(?i)((?:key|token|secret|password|passwd|auth)[\w-]*\s*[=:]\s*)(\S+)")
+
+
+def redact(command: str) -> str:
+    """A command as a run record holds it (and a reader shows it): the values of KEY=/TOKEN=/...
+    assignments masked."""
+    return _SECRET_RE.sub(lambda m: m.group(1) + "***", command)
+
+
 def write_answer(cdir: Path, answer: dict[str, Any] | bytes) -> Path:
     """The cell's answer.json: a document (written as JSON) or the exact bytes collected."""
     path = Path(cdir) / ANSWER_FILE
@@ -388,6 +398,6 @@ __all__ = [
     "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
     "HARNESS_ERROR", "redraws_of", "start_attempt",
     "MAX_RECORD_BYTES", "NO_ANSWER_STATES", "RUN_FILE", "RunRecord", "cell_dir", "cell_status",
-    "clear_files", "json_text", "read_bounded", "read_json_object", "read_run", "read_tail",
+    "clear_files", "json_text", "read_bounded", "read_json_object", "read_run", "read_tail", "redact",
     "write_answer", "write_bytes_atomic", "write_json_atomic", "write_run",
 ]

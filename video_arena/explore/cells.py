@@ -15,7 +15,6 @@ from typing import Any
 
 from video_arena.core import results as R
 from video_arena.harbor_api import trials as TR
-from video_arena.protocol_b.cell import redact
 from video_arena.scoring import cells as SC
 from video_arena.scoring import statistics as SS
 
@@ -188,7 +187,7 @@ class Scrubber:
         s = _ABS_PATH.sub(lambda m: ".../" + m.group(0).rstrip("/").rsplit("/", 1)[-1], s)
         s = _BEARER.sub(lambda m: m.group(1) + "***", s)
         s = _SK.sub(lambda m: m.group(1) + "***", s)
-        return redact(s)
+        return R.redact(s)
 
     def record(self, obj: Any) -> Any:
         if isinstance(obj, dict):

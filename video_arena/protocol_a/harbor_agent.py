@@ -6,7 +6,7 @@ The model never sees the container.  The agent
 1. probes /app/match.mp4 with ffprobe inside the offline container (demux only) and copies the
    packet timestamps out,
 2. plans the grid on the host and runs the very commands the native runner runs
-   (video_arena.protocol_a.grid.frame_commands) inside the container, as one shell script,
+   (video_arena.media.grid.frame_commands) inside the container, as one shell script,
 3. copies the stills out to its logs (agent/frames/),
 4. builds the prompt with protocol_a_prompt() from the task's instruction (already rendered for
    Protocol A) and makes the one /chat/completions call from the host, through the same engine as
@@ -39,10 +39,10 @@ from video_arena.core.tasks import CASE_ID_RE, GAME_RE
 from video_arena.digests import sha256_bytes
 from video_arena.harbor_api.agents import AgentCapabilities, AgentContext, BaseAgent, BaseEnvironment, extra_env
 from video_arena.harbor_api.trials import trial_task
-from video_arena.protocol_a import grid as G
+from video_arena.media import grid as G
 from video_arena.protocol_a.cell import execute_cell
-from video_arena.protocol_a.condition import load_condition
-from video_arena.protocol_a.engine import RequestOptions, check_extra_body
+from video_arena.core.condition import load_condition
+from video_arena.core.request import RequestOptions, check_extra_body
 
 MEDIA = "/app/match.mp4"
 ANSWER = "/app/answer.json"

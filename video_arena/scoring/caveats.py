@@ -28,6 +28,8 @@ import math
 from pathlib import Path
 from typing import Any, Iterable
 
+from video_arena.core.audit import audit_texts, turns_reported
+from video_arena.core.condition import find_condition
 from video_arena.core.condition_fields import compare_lines, condition_of, mixing_lines
 from video_arena.core.judge_loader import load_judge
 from video_arena.core.results import read_bounded, read_json_object
@@ -85,7 +87,6 @@ def reasoning_effort_of(run: dict[str, Any]) -> tuple[str | None, bool]:
 @functools.lru_cache(maxsize=64)
 def _condition_grid(sha: str, extra_dir: str) -> dict[str, Any] | None:
     try:
-        from video_arena.protocol_a.condition import find_condition
         cond = find_condition(sha, [Path(extra_dir)] if extra_dir else [])
         if cond is None:
             return None
@@ -210,8 +211,6 @@ def read_run_conduct(cell, run: dict[str, Any]) -> None:
 def audit_harbor_agent(agent_dir: Path) -> dict[str, Any]:
     """{verdict, audit record, turns_used, reasoning efforts, source} for a Harbor trial's agent/ folder:
     the ATIF trajectory.json when there is one, else claude-code's stream-json log; neither: unaudited."""
-    from video_arena.protocol_b.audit import audit_texts, turns_reported
-
     traj_path = agent_dir / "trajectory.json"
     cc_path = agent_dir / "claude-code.txt"
     if traj_path.is_file():

@@ -8,12 +8,12 @@ too.  Answers are read with a bound (the judge's cap + 1 byte).
 """
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from video_arena.core import provenance
 from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.core.judge_loader import load_judge
@@ -421,14 +421,5 @@ def passes_gates(cell, verifier, cell_dir, gt, gt_error) -> bool:
 
 
 def load_verifier(tasks_root: Path) -> Callable[[Path], tuple[bool, str]]:
-    """video_arena.protocol_a.provenance.verify_cell bound to a tasks root (imported lazily)."""
-    try:
-        provenance = importlib.import_module("video_arena.protocol_a.provenance")
-    except ImportError as exc:
-        raise ScoringInputError(
-            f"--verify-requests needs video_arena.protocol_a.provenance.verify_cell, which does not "
-            f"import here ({exc}); score with --no-verify-requests or install the Protocol A part") from exc
-    verify = getattr(provenance, "verify_cell", None)
-    if not callable(verify):
-        raise ScoringInputError("--verify-requests: video_arena.protocol_a.provenance has no verify_cell()")
-    return lambda cell_dir: verify(cell_dir, tasks_root)
+    """video_arena/core/provenance.py's verify_cell bound to a tasks root."""
+    return lambda cell_dir: provenance.verify_cell(cell_dir, tasks_root)
