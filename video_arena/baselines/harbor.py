@@ -16,6 +16,13 @@ from pathlib import Path
 
 from video_arena import paths, progress
 from video_arena.harbor_api import trials as TR
+from video_arena.toolkit_info import toolkit_provenance
+from video_arena.container_host.docker_host import ensure_docker
+from video_arena.harbor.generate import Options, generate
+from video_arena.container_host.image import image_exists
+from video_arena.harbor import oracle_check as OC
+from video_arena.harbor import spec as S
+from video_arena.scoring.harbor_jobs import score_any
 
 SCRIPT = Path(__file__).resolve().parent / "perception_agent.py"
 AGENT = "agents.perception_agent:PerceptionAgent"
@@ -36,8 +43,6 @@ class PerceptionAgent(BaseAgent):  # type: ignore[misc,valid-type]
         return "video-arena-perception"
 
     def version(self) -> str | None:
-        from video_arena.toolkit_info import toolkit_provenance
-
         return str(toolkit_provenance().get("toolkit_version"))
 
     async def setup(self, environment) -> None:
@@ -57,13 +62,6 @@ class PerceptionAgent(BaseAgent):  # type: ignore[misc,valid-type]
 
 def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tasks_root: Path) -> str:
     """Generate a Protocol B dataset (--net docker), run the agent on it, score the job; a note line."""
-    from video_arena.container_host.docker_host import ensure_docker
-    from video_arena.harbor.generate import Options, generate
-    from video_arena.container_host.image import image_exists
-    from video_arena.harbor import oracle_check as OC
-    from video_arena.harbor import spec as S
-    from video_arena.scoring.harbor_jobs import score_any
-
     ok, why = ensure_docker(echo=lambda *_: None)
     if not ok:
         return f"Harbor run not made: Docker is not usable ({why})."

@@ -38,6 +38,12 @@ from video_arena.core.tasks import TasksTree
 from video_arena.cli_args import comma_list
 from video_arena.progress import bar as progress_bar
 from video_arena.baselines import chance_agent
+from video_arena.core import tasks as T
+from video_arena.media import grid as G
+from video_arena.core.judge_loader import load_judge
+from video_arena.toolkit_info import toolkit_provenance
+from video_arena.scoring.scorer import score_results
+from video_arena.protocol_b import runner as run_b_cli
 
 HERE = Path(__file__).resolve().parent
 PERCEPTION = HERE / "perception_agent.py"
@@ -97,8 +103,6 @@ def rates_arg(r: dict[str, float]) -> str:
 
 
 def case_ids(tasks_root: Path, game: str, limit: int | None) -> list[str]:
-    from video_arena.core import tasks as T
-
     ids = [c["case_id"] for c in T.load_cases(game, tasks_root)]
     return ids[:limit] if limit else ids
 
@@ -163,8 +167,6 @@ def grid_ceiling_answer(gt: dict, grid_ts: list[float], tolerance: float) -> dic
 
 
 def grid_for(media: Path):
-    from video_arena.media import grid as G
-
     info = G.probe(media)
     spec = G.GridSpec()
     times, fps_eff = G.grid_times(info.duration, spec)
@@ -173,8 +175,6 @@ def grid_for(media: Path):
 
 def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[str], limit: int | None) -> dict:
     """oracle, nop and grid-ceiling folders; returns {game: [recall bound per case]}."""
-    from video_arena.core.judge_loader import load_judge
-
     J = load_judge()
     bounds: dict[str, list[float]] = {}
     todo = [(g, cid) for g in games for cid in case_ids(tasks_root, g, limit)]
@@ -208,15 +208,13 @@ def install_agents(dest: Path = AGENTS_HOME) -> Path:
 
 def run_b(out: Path, agent_cmd: str, model: str, games: list[str], limit: int | None, tasks_root: Path,
           media_root: Path, workers: int) -> None:
-    from video_arena.protocol_b import runner
-
     argv = ["--agent-cmd", agent_cmd, "--out", str(out), "--model", model, "--games", ",".join(games),
             "--tasks-root", str(tasks_root), "--media-root", str(media_root), "--max-turns", "0",
             "--timeout-min", "20", "--workers", str(workers), "--hardlink-media",
             "--allow-path", f"{install_agents()}:ro"]
     if limit:
         argv += ["--limit", str(limit)]
-    rc = runner.main(argv)
+    rc = run_b_cli.main(argv)
     if rc not in (0, None):
         print(f"baselines: run-b for {model} exited {rc}", file=sys.stderr)
 
@@ -260,6 +258,7 @@ def protocol_a_action(mode: str, seed: int, title_rates: dict[str, float]):
 
 def run_a(out: Path, mode: str, seed: int, title_rates: dict[str, float], games: list[str], limit: int | None,
           tasks_root: Path, media_root: Path, cache: Path, workers: int) -> None:
+    # deferred: imports openai (about 3 s of CPU)
     from video_arena.protocol_a import runner
 
     srv_mod = _load_test_server()
@@ -312,8 +311,6 @@ def overall_cell(ov: dict[str, Any], metric: str, n_columns: int) -> str:
 def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[float]], digest: str,
                limit: int | None, seed: int, pictures: dict[str, str], perception_rows: list[str],
                harbor_note: str, rate_table: dict[str, float] | None = None) -> str:
-    from video_arena.toolkit_info import toolkit_provenance
-
     prov = toolkit_provenance()
     lines = [
         "# Results: reference points",
@@ -404,8 +401,6 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
 def perception_findings(score, games: list[str], results: Path, tasks_root: Path) -> list[str]:
     """One line per case the perception agent did not read perfectly: the events it missed and the
     events it read that the ground truth lacks (time, type, actor, where)."""
-    from video_arena.core.judge_loader import load_judge
-
     J = load_judge()
     rows = []
     for g in games:
@@ -459,8 +454,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args) -> int:
-    from video_arena.scoring.scorer import score_results
-
     tasks_root = paths.tasks_root(args.tasks_root)
     media_root = paths.media_root(tasks_root, args.media_root)
     if args.games:
@@ -518,6 +511,7 @@ def _main(args) -> int:
                       cache, args.workers)
         harbor_note = ""
         if args.harbor:
+            # deferred: imports Harbor (about 1.1 s of CPU); only --harbor
             from video_arena.baselines import harbor as H
 
             with bar.stage(n, "perception on Harbor"):
@@ -565,7 +559,7 @@ def check_reportable(folder: str, s) -> None:
 
 
 def draw_pictures(results: Path, tasks_root: Path, games: list[str], pics: Path, doc_dir: Path) -> dict[str, str]:
-    from video_arena.core.judge_loader import load_judge
+    # deferred: imports matplotlib (about 3.2 s of CPU)
     from video_arena.scoring.timeline import draw_timeline
 
     J = load_judge()

@@ -46,6 +46,9 @@ from video_arena.scoring import caveats as CV
 from video_arena.scoring import cells as SC
 from video_arena.scoring import output as SO
 from video_arena.scoring import statistics as SS
+from video_arena.core.judge_loader import load_judge
+from video_arena.core.tasks import parse_game_toml
+from video_arena.scoring import harbor_jobs as HJ
 
 SITE_MARKER = ".video-arena-explore"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -133,7 +136,7 @@ def case_page(game: str, case_id: str) -> str:
 # work done in worker processes (matplotlib, Pillow)
 # --------------------------------------------------------------------------------------------------
 def _draw_timeline(job: tuple[str, bytes | None, dict[str, Any], str, float, str]) -> str:
-    from video_arena.core.judge_loader import load_judge
+    # deferred: matplotlib (about 3.2 s of CPU), in the drawing workers
     from video_arena.scoring.timeline import draw_timeline
 
     gt_path, answer, record, out, neutral, title = job
@@ -143,8 +146,6 @@ def _draw_timeline(job: tuple[str, bytes | None, dict[str, Any], str, float, str
 
 
 def _neutral(tasks_root: Path, game: str) -> float:
-    from video_arena.core.tasks import parse_game_toml
-
     toml = tasks_root / game / "game.toml"
     try:
         return parse_game_toml(toml.read_text(encoding="utf-8"), source=str(toml)).value_neutral
@@ -183,7 +184,7 @@ def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | 
                progress: bool | None = None) -> dict[str, Any]:
     """Score each source and write the site to `out` (atomically: a temporary sibling renamed into
     place).  Returns a summary: pages written, cells, seconds."""
-    from video_arena.scoring import harbor_jobs as HJ
+    # deferred: matplotlib (about 3.2 s of CPU): not for --help
     from video_arena.scoring.plots import plot_game_means
 
     t0 = time.monotonic()
@@ -232,7 +233,7 @@ def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | 
 
 
 def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.StillSource"):
-    from video_arena.core.judge_loader import load_judge
+    # deferred: the timeline module imports matplotlib (about 3.2 s of CPU)
     from video_arena.scoring.timeline import answer_rows
 
     J = load_judge()

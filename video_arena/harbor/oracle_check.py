@@ -41,6 +41,8 @@ from video_arena.harbor_api.version import install_hint
 from video_arena.harbor import spec as S
 from video_arena.cli_args import comma_list
 from video_arena.container_host.runtimes import RUNTIMES, RuntimeUnusable
+from video_arena.container_host.docker_host import ensure_docker
+from video_arena.container_host.image import build_image, image_exists
 
 REWARD_KEYS = load_judge().REWARD_KEYS
 EXPECTED = {"oracle": 1.0, "nop": 0.0}
@@ -216,6 +218,7 @@ def side_by_side(env_type: str, one_job_at_a_time: bool) -> bool:
 def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, env_type: str) -> TrialCheck:
     """One trial of the first task with the NetProbe agent (video_arena/container_host/netprobe.py): ok only when
     the sandbox has no interface but lo, no route, and every TCP/DNS/UDP attempt failed."""
+    # deferred: a Harbor agent, imports Harbor (about 1.1 s of CPU)
     from video_arena.container_host.netprobe import offline
 
     first = sorted(t.name for t in dataset.iterdir() if (t / "task.toml").is_file())[0]
@@ -232,9 +235,6 @@ def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, e
 
 def docker_and_image(tag: str, rebuild: bool) -> int:
     """Steps 1 and 2: Docker usable, the image built or reused; 0, or 2 with the reason on stderr."""
-    from video_arena.container_host.docker_host import ensure_docker
-    from video_arena.container_host.image import build_image, image_exists
-
     ok, why = ensure_docker(echo=print)
     if not ok:
         print(f"oracle-check: Docker is not usable: {why}", file=sys.stderr)
@@ -264,6 +264,7 @@ def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path 
         image_proc = subprocess.Popen([sys.executable, "-c", code], stdout=fh, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL, cwd=paths.REPO_ROOT)
     print(f"image: building {tag} in the background (log: {log})", flush=True)
+    # deferred: the renderers (about 0.9 s of CPU); only --render-media
     from video_arena.cases import build as B
 
     args = ["--media-only"] + (["--no-progress"] if no_progress else []) + (["--tasks-root", str(tasks_root)] if tasks_root else []) + (["--games", games] if games else [])
@@ -343,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     media_mode = runtime.media_mode
 
+    # deferred: Harbor's models and lint (about 1.1 s of CPU); read_trials' users need neither
     from video_arena.harbor.generate import GenerateError, Options, generate
     from video_arena.harbor.validate import Validator, compose_available
 

@@ -33,6 +33,7 @@ from video_arena.importing import media as M
 from video_arena.importing.logs import ImportCaseError, LogRow
 from video_arena.importing.rules import NoWhereRule, where_error
 from video_arena.toolkit_info import toolkit_provenance
+from video_arena.games.cli import expected_files
 
 TIME_EPS = 1e-6
 IMPORTED_COLLECTION = "imported"
@@ -71,7 +72,6 @@ def game_definition(game: str, tasks_root: Path) -> tuple[GameDefinition, dict[s
             raise ImportCaseError(str(exc)) from None
     if game not in game_names():
         raise ImportCaseError(f"unknown game {game!r}: games are {', '.join(game_names())}")
-    from video_arena.games.cli import expected_files
 
     files = expected_files(game)
     return parse_game_toml(files["game.toml"].decode("utf-8"), source=f"{game}/game.toml"), files

@@ -19,6 +19,7 @@ from video_arena.cases.build import GT_FORMAT
 from video_arena.core.tasks import CASES_FILE, MANIFEST_FILE, TasksTree, gt_rel, media_rel
 from video_arena.importing.importer import Importer, Provenance, game_definition
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
+from video_arena.games.cli import expected_files
 
 
 def _file_notes(src_game: Path, ours: dict[str, bytes]) -> dict[str, list[str]]:
@@ -83,7 +84,6 @@ def import_tree(src: Path, importer: Importer, prov: Provenance, games: list[str
     for gdir in game_dirs:
         game = gdir.name
         gd, _ = game_definition(game, importer.root)
-        from video_arena.games.cli import expected_files
 
         try:
             ours = expected_files(game)
