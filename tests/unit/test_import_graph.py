@@ -212,6 +212,14 @@ def test_every_part_has_a_layer(graph):
     assert parts == set().union(*(names for _, names in LAYERS))
 
 
+def test_the_layers_are_the_ones_docs_architecture_writes_down():
+    doc = (PKG.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    table = doc.split("### Layers", 1)[1].split("\n\n", 2)[1]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()[2:]]
+    written = [(name, {p.strip("` /").removesuffix(".py") for p in parts.split(",")}) for name, parts, _ in rows]
+    assert written == LAYERS
+
+
 def test_no_import_runs_up_a_layer(graph):
     arrows = sorted(f"{src} -> {dst}" for src, dsts in graph.items() if src != "video_arena"
                     for dst in dsts if dst != "video_arena" and layer_of(dst) > layer_of(src))
