@@ -261,11 +261,18 @@ def test_no_private_name_crosses_a_subpackage():
     assert private_uses() == []
 
 
+def made_up_package(tmp_path: Path, files: dict[str, str]) -> Path:
+    pkg = tmp_path / "video_arena"
+    for rel, text in files.items():
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(text)
+    return pkg
+
+
 def test_layers_readers_and_private_names_are_checked(tmp_path):
     # the checks can fail: a reader that reaches a runner through core, a name imported by string,
     # a private name taken from another subpackage
-    pkg = tmp_path / "video_arena"
-    for rel, text in {
+    pkg = made_up_package(tmp_path, {
         "__init__.py": "",
         "cli.py": "import importlib\nCOMMANDS = {'x': 'video_arena.scoring.s:main'}\nrun = importlib.import_module\n",
         "core/__init__.py": "",
@@ -274,9 +281,7 @@ def test_layers_readers_and_private_names_are_checked(tmp_path):
         "protocol_a/r.py": "_SECRET = 1\n",
         "scoring/__init__.py": "",
         "scoring/s.py": "from video_arena.core import c\nfrom video_arena.protocol_a import r as R\nx = R._SECRET\n",
-    }.items():
-        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
-        (pkg / rel).write_text(text)
+    })
     g = module_graph(pkg)
     assert g["video_arena.cli"] == {"video_arena.scoring.s"}
     assert g["video_arena.core.c"] == {"video_arena.protocol_a"}  # runs up: contract -> runners
@@ -287,17 +292,14 @@ def test_layers_readers_and_private_names_are_checked(tmp_path):
 
 def test_circles_are_found(tmp_path):
     # the checks can fail: a made-up package with a deferred circle and an upward arrow
-    pkg = tmp_path / "video_arena"
-    for rel, text in {
+    pkg = made_up_package(tmp_path, {
         "__init__.py": "",
         "games/__init__.py": "",
         "games/a.py": "def f():\n    from video_arena.cases import b\n",
         "cases/__init__.py": "",
         "cases/b.py": "from ..games import a\n",
         "cases/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from video_arena.games import a\n",
-    }.items():
-        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
-        (pkg / rel).write_text(text)
+    })
     g = module_graph(pkg)
     assert g["video_arena.cases.b"] == {"video_arena.games.a"}
     assert g["video_arena.cases.c"] == set()
