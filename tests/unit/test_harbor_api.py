@@ -160,3 +160,13 @@ def test_atif_lines_are_the_agent_steps_of_every_trajectory():
 @pytest.mark.parametrize("module", ["tasks", "speedups", "environments", "agents", "registry"])
 def test_the_seam_modules_import(module):
     importlib.import_module(f"video_arena.harbor_api.{module}")
+
+
+def test_the_protocol_a_agent_reads_its_ae_through_the_seam(tmp_path, monkeypatch):
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no download of litellm's price list
+    from video_arena.protocol_a.harbor_agent import ProtocolA, game_case_of
+
+    agent = ProtocolA(logs_dir=tmp_path, model_name="openai/m", extra_env={"OPENAI_BASE_URL": "http://from-ae"})
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://from-host")
+    assert agent._env("OPENAI_BASE_URL") == "http://from-ae"  # --ae wins over the host's environment
+    assert game_case_of("video-arena/chess-Fx7kQ2aB__x9", tmp_path) == ("chess", "Fx7kQ2aB")
