@@ -1,7 +1,7 @@
 """Benchmark of the Protocol A grid (issue 6, part 9).
 
 Makes a 46-minute 1280x720 30 fps H.264 video (cached), samples it to the 256-frame grid with the
-shipped commands (video_arena.protocol_a.grid), and prints the time as a ratio to
+shipped commands (video_arena.media.grid), and prints the time as a ratio to
 
   * one full decode pass   (`ffmpeg -i V -map 0:v -f null -`; target: ratio <= 0.6)
   * a per-frame ffmpeg loop (one `ffmpeg -ss t_k -i V -frames:v 1 ...` process per still)
@@ -28,7 +28,7 @@ from pathlib import Path
 import av
 
 from video_arena import paths
-from video_arena.protocol_a import grid as G
+from video_arena.media import grid as G
 
 
 def make_video(path: Path, minutes: float, gop: int) -> None:

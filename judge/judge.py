@@ -46,6 +46,11 @@ STRICT_KEY = ("type", "actor", "where", "delta", "state")
 DELTA_LABELS = ("up", "down", "flat")
 GT_FORMAT = "video-arena-gt/1"
 
+#: Harbor's reward.json keys, in this order: the headline (strict F1) and the three tiers.  Every
+#: other part of the toolkit reads the metric names from here.
+REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+#: The largest answer file the judge reads (a larger one scores 0.0); the scorer and Protocol B's
+#: answer collection read this cap from here.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 MAX_ROWS = 10_000
 MAX_TEXT_CHARS = 200
@@ -624,7 +629,7 @@ def judge_files(gt_path, answer_path, tolerance=TOLERANCE_S, follow_symlinks=Tru
 def reward_of(record):
     """Harbor's reward.json: four finite floats; a tier the judge could not compute is 0.0."""
     out = {}
-    for key in ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc"):
+    for key in REWARD_KEYS:
         v = _finite_float(record.get(key))
         out[key] = 0.0 if v is None else v
     return out

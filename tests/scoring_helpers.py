@@ -174,7 +174,7 @@ ORACLE = {"events": [{k: e[k] for k in FIELDS} for e in EVENTS]}
 
 
 def reference_condition_sha() -> str:
-    from video_arena.protocol_a.condition import load_condition
+    from video_arena.core.condition import load_condition
     return load_condition().sha256
 
 

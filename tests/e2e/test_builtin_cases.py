@@ -218,7 +218,7 @@ def test_protocol_a_grid_takes_the_reference_frames_of_every_video(media_dir, ga
     the one-pass path."""
     from fractions import Fraction
 
-    from video_arena.protocol_a import grid as G
+    from video_arena.media import grid as G
 
     present = {cid: TASKS / game / "media" / f"{cid}.mp4" for cid in _case_ids(game)
                if (TASKS / game / "media" / f"{cid}.mp4").is_file()

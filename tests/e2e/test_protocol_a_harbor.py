@@ -25,7 +25,7 @@ import pytest
 
 from fixtures.openai_test_server import OpenAITestServer
 from fixtures.protocol_a_tree import make_tasks_tree, oracle_reply
-from video_arena.protocol_a.engine import IMAGE_REF, request_sha256
+from video_arena.core.request import IMAGE_REF, request_sha256
 
 pytestmark = [pytest.mark.slow, pytest.mark.docker]
 
@@ -77,8 +77,8 @@ def _hashed(body):
 
 
 def test_protocol_a_agent_real_trials(dataset, tmp_path):
-    from video_arena.protocol_a import grid as G
-    from video_arena.protocol_a.provenance import verify_cell
+    from video_arena.media import grid as G
+    from video_arena.core.provenance import verify_cell
 
     tree, ds = dataset
     jobs = tmp_path / "jobs"

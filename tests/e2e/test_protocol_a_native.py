@@ -13,7 +13,7 @@ import pytest
 
 from fixtures.openai_test_server import OpenAITestServer
 from fixtures.protocol_a_tree import make_tasks_tree, oracle_reply
-from video_arena.protocol_a.provenance import verify_cell
+from video_arena.core.provenance import verify_cell
 
 pytestmark = pytest.mark.slow
 

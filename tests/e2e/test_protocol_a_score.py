@@ -23,7 +23,7 @@ import pytest
 from fixtures.openai_test_server import OpenAITestServer
 from video_arena.core import tasks as T
 from video_arena.digests import sha256_file
-from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, DEFAULT_CONDITION
+from video_arena.core.condition import CONDITIONS_SUBDIR, DEFAULT_CONDITION
 
 pytestmark = pytest.mark.slow
 

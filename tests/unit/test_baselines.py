@@ -165,7 +165,7 @@ def test_grid_ceiling_on_a_real_case_is_judged_within_the_recall_bound(J) -> Non
     game = "go"
     cid = T.load_cases(game, TASKS)[0]["case_id"]
     gt = J.load_gt(TASKS / game / "gt" / f"{cid}.json")
-    from video_arena.protocol_a.grid import GridSpec, grid_times
+    from video_arena.media.grid import GridSpec, grid_times
 
     times, fps_eff = grid_times(str(gt["duration_s"]), GridSpec())
     rec = J.judge(gt, R.grid_ceiling_answer(gt, [float(t) for t in times], 3.0))

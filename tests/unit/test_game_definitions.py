@@ -127,7 +127,7 @@ def test_a_malformed_knowledge_key_is_a_tasks_tree_error(section, line, needle):
 
 
 def test_the_audit_flags_every_games_match_sites():
-    from video_arena.protocol_b import audit as A
+    from video_arena.core import audit as A
 
     for game in GAMES:
         for site in load_definition(game).match_sites:

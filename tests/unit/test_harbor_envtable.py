@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 
 from video_arena.harbor import envtable as E
+from video_arena.harbor_api import environments as HE
 from video_arena.container_host.netprobe import offline
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "HARBOR.md"
@@ -29,9 +30,9 @@ def test_known_rows():
 
 def test_expressions_are_evaluated_per_task_form():
     expr = ast.parse("not self._compose_mode", mode="eval").body
-    assert E._eval(expr, "x", compose=False) is True and E._eval(expr, "x", compose=True) is False
+    assert HE._eval(expr, "x", compose=False) is True and HE._eval(expr, "x", compose=True) is False
     unknown = ast.parse("self._enable_egress_control", mode="eval").body
-    assert E._eval(unknown, "docker", compose=False) == "if enable egress control"
+    assert HE._eval(unknown, "docker", compose=False) == "if enable egress control"
     assert E._both(True, "if a") == "if a" and E._both("if a", False) is False and E._both(True, True) is True
 
 

@@ -61,3 +61,29 @@ def test_podman_jobs_run_one_after_another_docker_side_by_side():
     assert OC.side_by_side("docker", False) is True
     assert OC.side_by_side("docker", True) is False
     assert OC.side_by_side("podman", False) is False
+
+
+def test_the_runtime_table_drives_harbor_run(monkeypatch, tmp_path):
+    """`harbor run` gets its runtime's arguments and environment from the table (container_host/runtimes.py),
+    and oracle-check reads a runtime's form, side-by-side rule and probe from its row: a new row needs
+    no branch."""
+    import types
+
+    from video_arena.container_host import runtimes as RT
+    from video_arena.harbor import oracle_check as OC
+
+    calls = []
+    monkeypatch.setattr(OC, "harbor_executable", lambda: "harbor")
+    monkeypatch.setattr(OC.subprocess, "run", lambda cmd, env=None, **kw: calls.append((cmd, env))
+                        or types.SimpleNamespace(returncode=0))
+    fake = RT.Runtime("fake", media_mode="copy", side_by_side=False, network_probe=True, harbor_args=("-e", "fake"),
+                      harbor_env=lambda env: dict(env, FAKE="1"), prepare=lambda image: [f"fake: {image} ready"])
+    monkeypatch.setitem(RT.RUNTIMES, "fake", fake)
+    assert OC.run_harbor(tmp_path, "oracle", "j", tmp_path, tmp_path, env_type="docker") == 0
+    assert OC.run_harbor(tmp_path, "oracle", "j", tmp_path, tmp_path, env_type="fake", extra=("-i", "t")) == 0
+    (docker_cmd, docker_env), (fake_cmd, fake_env) = calls
+    assert "-e" not in docker_cmd and "FAKE" not in docker_env
+    assert fake_cmd[-4:] == ["-i", "t", "-e", "fake"] and fake_env["FAKE"] == "1"
+    assert OC.side_by_side("fake", False) is False and OC.side_by_side("docker", False) is True
+    assert (RT.RUNTIMES["docker"].media_mode, RT.RUNTIMES["podman"].media_mode) == ("mount", "copy")
+    assert [n for n, r in RT.RUNTIMES.items() if r.network_probe] == ["podman", "fake"]

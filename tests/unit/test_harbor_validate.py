@@ -429,14 +429,6 @@ def test_a_folder_that_cannot_be_resolved_leaves_harbor_as_it_was(tmp_path):
 
 # -- Harbor's private internals: on only with the tested Harbor, Harbor's own code path otherwise --------
 
-def test_the_installed_harbor_is_the_one_the_speedups_were_tested_with():
-    from video_arena.harbor import harbor_internals as HI
-
-    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
-    assert f'"harbor=={HI.TESTED_HARBOR}"' in pyproject
-    assert HI.installed_version() == HI.TESTED_HARBOR and HI.speedups_available()
-
-
 def _two_bad_tasks(datasets, tmp_path) -> Path:
     """A copy of the B mount dataset: one task with a writable video mount (compose lint), one with a
     .harborignore that hides test.sh (Harbor's path filter)."""
@@ -456,7 +448,7 @@ def test_harbor_internals_are_used_with_the_tested_harbor(datasets, tmp_path):
     from harbor.lint import compose as HC
     from harbor.models.task.file_filter import TaskFileFilter
 
-    from video_arena.harbor import harbor_internals as HI
+    from video_arena.harbor_api import speedups as HI
 
     ds = _two_bad_tasks(datasets, tmp_path)
     before = (TaskFileFilter.__dict__["is_excluded"], HC._load_compose)
@@ -479,7 +471,7 @@ def test_another_harbor_version_runs_harbors_own_code_with_the_same_verdicts(dat
     from harbor.models.task.file_filter import TaskFileFilter
     from harbor.models.task.paths import TaskPaths
 
-    from video_arena.harbor import harbor_internals as HI
+    from video_arena.harbor_api import version as HV
 
     ds = _two_bad_tasks(datasets, tmp_path)
     fast = V.Validator(TREE, HAS_COMPOSE)
@@ -498,9 +490,9 @@ def test_another_harbor_version_runs_harbors_own_code_with_the_same_verdicts(dat
         return real_check(self, d, rep)
 
     for other in ("0.27.0", "0.25.1", None):
-        monkeypatch.setattr(HI, "installed_version", lambda other=other: other)
+        monkeypatch.setattr(HV, "installed_version", lambda other=other: other)
         monkeypatch.setattr(V.Validator, "_check", watched)
-        assert not HI.speedups_available()
+        assert not HV.is_pinned_release()
         slow = V.Validator(TREE, HAS_COMPOSE)
         reports, dataset_problems = slow.check_dataset(ds, jobs=1, progress=False)
         assert slow.compose_runs == 0

@@ -616,3 +616,39 @@ def test_answer_read_is_bounded_even_if_the_file_grows_after_the_size_check(J, t
     data, reason, kind = J.read_answer_file(str(big))
     assert data is None and kind == "too_large" and "more than" in reason
     assert sum(read_total) == J.MAX_ANSWER_BYTES + 1
+
+
+# ---------------------------------------------------------------- the names the rest of the toolkit reads
+
+#: Source files outside judge/, tests and docs that still spell a metric name themselves: the Harbor
+#: verifier's copy of the reward keys (used only when the judge itself cannot be loaded, held equal
+#: below) and the score tables' display code, which reads the judge's names once the scoring rework
+#: lands.  This list only shrinks.
+SPELL_METRIC_NAMES = {
+    "harbor_templates/tests/score_harbor.py", "video_arena/baselines/run.py", "video_arena/scoring/cells.py",
+    "video_arena/scoring/cli.py", "video_arena/scoring/output.py", "video_arena/scoring/report.py",
+    "video_arena/scoring/statistics.py", "video_arena/scoring/timeline.py",
+}
+
+
+def test_the_reward_keys_are_the_judges(J):
+    import importlib.util
+
+    assert tuple(J.reward_of(J.judge(gt_of([row(10)]), answer_of([])))) == J.REWARD_KEYS
+    spec = importlib.util.spec_from_file_location("score_harbor_copy",
+                                                  REPO / "harbor_templates" / "tests" / "score_harbor.py")
+    verifier = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verifier)
+    assert verifier.REWARD_KEYS == J.REWARD_KEYS
+
+    from video_arena.scoring import cells as SC
+    from video_arena.protocol_b import states
+
+    assert SC.METRICS == J.REWARD_KEYS and states.MAX_ANSWER_BYTES == J.MAX_ANSWER_BYTES
+
+
+def test_metric_names_are_spelled_only_where_listed():
+    sources = [p for top in ("video_arena", "harbor_templates", "agents", "benchmarks", "scripts")
+               for p in (REPO / top).rglob("*.py")] + list(REPO.glob("*.py"))
+    found = {str(p.relative_to(REPO)) for p in sources if "t3_macro_acc" in p.read_text(encoding="utf-8")}
+    assert found == SPELL_METRIC_NAMES, (sorted(found - SPELL_METRIC_NAMES), sorted(SPELL_METRIC_NAMES - found))

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from video_arena.protocol_a.condition import (DEFAULT_CONDITION, ConditionError, find_condition, load_condition,
+from video_arena.core.condition import (DEFAULT_CONDITION, ConditionError, find_condition, load_condition,
                                               versioned_conditions)
-from video_arena.protocol_a.engine import RequestOptions, reference_body, request_sha256
+from video_arena.core.request import RequestOptions, reference_body, request_sha256
 
 
 def test_the_shipped_condition_is_the_protocol():

@@ -21,7 +21,7 @@ from fixtures.protocol_a_fixtures import cache, fast_retries, tree  # noqa: F401
 from fixtures.protocol_a_tree import oracle_reply
 from video_arena.digests import sha256_file
 from video_arena.protocol_a import runner
-from video_arena.protocol_a.provenance import verify_cell
+from video_arena.core.provenance import verify_cell
 from video_arena.scoring import cli as score_cli
 
 SHORT, LONG = "paShort1", "paLong02"
@@ -335,7 +335,7 @@ def test_a_harbor_trial_with_a_custom_condition_file_is_verified_like_a_native_c
     """Issue 28: `--ak condition=custom.json` made every trial unverified (the condition is not a
     versioned file and the job did not hold it).  The agent now keeps it in agent/_conditions/, so the
     request rebuilds from the job alone; a changed copy is refused (the check is not vacuous)."""
-    from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, DEFAULT_CONDITION
+    from video_arena.core.condition import CONDITIONS_SUBDIR, DEFAULT_CONDITION
     cond = json.loads(DEFAULT_CONDITION.read_text())
     cond.update(name="harbor-custom", description="not a versioned condition file")
     custom = tmp_path / "custom.json"

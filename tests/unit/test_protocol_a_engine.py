@@ -14,9 +14,9 @@ import pytest
 from fixtures.protocol_a_fixtures import cache, fast_retries, server, tree  # noqa: F401 (pytest fixtures)
 from fixtures.protocol_a_tree import oracle_reply
 from video_arena.protocol_a import runner
-from video_arena.protocol_a.condition import DEFAULT_CONDITION, load_condition
-from video_arena.protocol_a.engine import IMAGE_REF, MP4_REF, request_sha256
-from video_arena.protocol_a.provenance import verify_cell
+from video_arena.core.condition import DEFAULT_CONDITION, load_condition
+from video_arena.core.request import IMAGE_REF, MP4_REF, request_sha256
+from video_arena.core.provenance import verify_cell
 
 SHORT, LONG = "paShort1", "paLong02"
 

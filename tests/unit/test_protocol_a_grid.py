@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from video_arena.protocol_a import grid as G
+from video_arena.media import grid as G
 
 
 def test_grid_is_1fps_for_short_matches():

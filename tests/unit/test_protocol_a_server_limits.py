@@ -15,7 +15,7 @@ from fixtures.protocol_a_fixtures import cache, fast_retries, server, tree  # no
 from fixtures.protocol_a_tree import oracle_reply
 from video_arena.protocol_a import runner
 from video_arena.protocol_a import server_limits as SL
-from video_arena.protocol_a.provenance import verify_cell
+from video_arena.core.provenance import verify_cell
 
 SHORT, LONG = "paShort1", "paLong02"
 

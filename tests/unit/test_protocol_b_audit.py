@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from video_arena.protocol_b.audit import (Segment, audit_texts, iter_segments, scan_segment,
+from video_arena.core.audit import (Segment, audit_texts, iter_segments, scan_segment,
                                           turns_reported)
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "fixtures" / "protocol_b" / "transcripts"

@@ -1,5 +1,4 @@
-"""video_arena/core/results.py: the cell layout, the run record and its one writer, `cell_status`, the
-Harbor trial reader."""
+"""video_arena/core/results.py: the cell layout, the run record and its one writer, `cell_status`."""
 from __future__ import annotations
 
 import json
@@ -81,34 +80,6 @@ def test_a_symlinked_run_json_is_not_followed(tmp_path):
     cdir.mkdir()
     os.symlink(other, cdir / "run.json")
     assert R.cell_status(cdir).state == R.UNREADABLE
-
-
-def test_trial_reader(tmp_path):
-    job = tmp_path / "job"
-    t = job / "chess-Fx7kQ2aB__abc1234"
-    (t / "verifier").mkdir(parents=True)
-    (t / "agent").mkdir()
-    (job / "config.json").write_text(json.dumps({"job_name": "job", "n_attempts": 1}))
-    (t / "config.json").write_text(json.dumps({"task": {"path": "ds/chess-Fx7kQ2aB"},
-                                               "agent": {"name": "nop", "kwargs": {"max_turns": 5}}}))
-    (t / "result.json").write_text(json.dumps({
-        "task_name": "video-arena/chess-Fx7kQ2aB", "verifier_result": {"rewards": {"reward": 0.0}},
-        "exception_info": {"exception_type": "AgentTimeoutError", "exception_message": "late"}}))
-    (t / "verifier" / "judge.json").write_text(json.dumps({"answer_state": "never_wrote",
-                                                           "case": {"protocol": "B"}}))
-    (t / "agent" / "exit-code.txt").write_text("3\n")
-    unfinished = job / "chess-Gm4pR9zT__def5678"
-    unfinished.mkdir()
-    (unfinished / "config.json").write_text(json.dumps({"task": {"path": "ds/chess-Gm4pR9zT"}}))
-    assert R.is_harbor_job(job) and not R.is_harbor_job(t)
-    a, b = R.read_job(job)
-    assert (a.task_key, a.protocol, a.model, a.exit_code, a.judge_answer_state) == \
-        ("chess-Fx7kQ2aB", "B", "nop", "3", "never_wrote")
-    assert a.exceptions == [("AgentTimeoutError", "late")] and a.rewards == {"reward": 0.0}
-    assert a.agent_kwargs() == {"max_turns": 5} and a.answer_path == t / "artifacts" / "app" / "answer.json"
-    assert b.result is None and b.error.startswith("no result.json") and b.task_key == "chess-Gm4pR9zT"
-    assert R.finished_trials(job) == 1
-    assert R.split_task_key("chess-Fx7kQ2aB", {"chess": {"Fx7kQ2aB"}}) == ("chess", "Fx7kQ2aB")
 
 
 def test_write_answer_keeps_collected_bytes_exactly(tmp_path):

@@ -15,13 +15,20 @@ import time
 from pathlib import Path
 
 from video_arena import paths, progress
-from video_arena.core import results as R
+from video_arena.harbor_api import trials as TR
+from video_arena.toolkit_info import toolkit_provenance
+from video_arena.container_host.docker_host import ensure_docker
+from video_arena.harbor.generate import Options, generate
+from video_arena.container_host.image import image_exists
+from video_arena.harbor import oracle_check as OC
+from video_arena.harbor import spec as S
+from video_arena.scoring.harbor_jobs import score_any
 
 SCRIPT = Path(__file__).resolve().parent / "perception_agent.py"
 AGENT = "agents.perception_agent:PerceptionAgent"
 
 try:  # Harbor is only needed for the Harbor run itself
-    from harbor.agents.base import BaseAgent
+    from video_arena.harbor_api.agents import BaseAgent
 except ImportError:  # pragma: no cover - the class is unusable without Harbor, and unused
     BaseAgent = object  # type: ignore[assignment,misc]
 
@@ -36,8 +43,6 @@ class PerceptionAgent(BaseAgent):  # type: ignore[misc,valid-type]
         return "video-arena-perception"
 
     def version(self) -> str | None:
-        from video_arena.toolkit_info import toolkit_provenance
-
         return str(toolkit_provenance().get("toolkit_version"))
 
     async def setup(self, environment) -> None:
@@ -57,13 +62,6 @@ class PerceptionAgent(BaseAgent):  # type: ignore[misc,valid-type]
 
 def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tasks_root: Path) -> str:
     """Generate a Protocol B dataset (--net docker), run the agent on it, score the job; a note line."""
-    from video_arena.container_host.docker_host import ensure_docker
-    from video_arena.harbor.generate import Options, generate
-    from video_arena.container_host.image import image_exists
-    from video_arena.harbor import oracle_check as OC
-    from video_arena.harbor import spec as S
-    from video_arena.scoring.harbor_jobs import score_any
-
     ok, why = ensure_docker(echo=lambda *_: None)
     if not ok:
         return f"Harbor run not made: Docker is not usable ({why})."
@@ -82,7 +80,7 @@ def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tas
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(paths.REPO_ROOT), old]))
     try:  # a trial's result.json appears when it ends
         with progress.bar(len(res.tasks), "harbor", "trial") as bar, \
-                progress.watch(bar, lambda: R.finished_trials(out / "jobs" / job)):
+                progress.watch(bar, lambda: TR.finished_trials(out / "jobs" / job)):
             rc = OC.run_harbor(dataset, AGENT, job, out / "jobs", media_root, n_concurrent=2)
     finally:
         if old is None:

@@ -33,11 +33,18 @@ from typing import Any
 
 from video_arena import paths
 from video_arena.core import results as R
-from video_arena.core import tasks as T
+from video_arena.core.tasks import TasksTree
 from video_arena.cli_args import comma_list
 from video_arena.progress import bar as progress_bar
 from video_arena.baselines import cell_inputs as CI
 from video_arena.baselines import chance_agent
+from video_arena.core import tasks as T
+from video_arena.media import grid as G
+from video_arena.core.condition import DEFAULT_CONDITION
+from video_arena.core.judge_loader import load_judge
+from video_arena.toolkit_info import toolkit_provenance
+from video_arena.scoring.scorer import score_results
+from video_arena.protocol_b import runner as run_b_cli
 
 HERE = Path(__file__).resolve().parent
 PERCEPTION = HERE / "perception_agent.py"
@@ -134,7 +141,7 @@ def inputs_digest(tasks_root: Path, games: list[str], limit: int | None) -> str:
         for f in ("game.toml", "instruction.md", "cases.json", "manifest.json"):
             add(f"{g}/{f}", (tasks_root / g / f).read_bytes())
         for cid in case_ids(tasks_root, g, limit):
-            add(f"{g}/gt/{cid}", (tasks_root / g / "gt" / f"{cid}.json").read_bytes())
+            add(f"{g}/gt/{cid}", TasksTree(tasks_root).gt(g, cid).read_bytes())
     for p in (PERCEPTION, CHANCE, HERE / "run.py", HERE / "cell_inputs.py", paths.judge_path()):
         add(p.name, p.read_bytes())
     return h.hexdigest()
@@ -143,9 +150,6 @@ def inputs_digest(tasks_root: Path, games: list[str], limit: int | None) -> str:
 def system_inputs(cmds: dict[str, str], seed: int, title_rates: dict[str, float]) -> dict[str, str]:
     """{system folder: the digest of what makes its answers} (cell_inputs.py): the source files and the
     parameters of its agent, and the judge."""
-    from video_arena.protocol_a import grid as G
-    from video_arena.protocol_a.condition import DEFAULT_CONDITION
-
     run_py = HERE / "run.py"
     a_files = (CHANCE, run_py, DEFAULT_CONDITION, paths.repo_resource("tests", "fixtures", "openai_test_server.py"))
     out = {"oracle": CI.system_digest([run_py], "oracle"), "nop": CI.system_digest([run_py], "nop"),
@@ -199,8 +203,6 @@ def grid_ceiling_answer(gt: dict, grid_ts: list[float], tolerance: float) -> dic
 
 
 def grid_for(media: Path):
-    from video_arena.protocol_a import grid as G
-
     info = G.probe(media)
     spec = G.GridSpec()
     times, fps_eff = G.grid_times(info.duration, spec)
@@ -209,17 +211,15 @@ def grid_for(media: Path):
 
 def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[str], limit: int | None) -> dict:
     """oracle, nop and grid-ceiling folders; returns {game: [recall bound per case]}."""
-    from video_arena.core.judge_loader import load_judge
-
     J = load_judge()
     bounds: dict[str, list[float]] = {}
     todo = [(g, cid) for g in games for cid in case_ids(tasks_root, g, limit)]
     with progress_bar(3 * len(todo), "oracle, nop, grid ceiling", "cell") as bar:
         for g, cid in todo:
-            gt = J.load_gt(tasks_root / g / "gt" / f"{cid}.json")
+            gt = J.load_gt(TasksTree(tasks_root).gt(g, cid))
             write_cell(out / "oracle", g, cid, J.oracle_answer(gt), "B", "oracle")
             write_cell(out / "nop", g, cid, {"events": []}, "B", "nop")
-            ts, fps_eff = grid_for(media_root / g / "media" / f"{cid}.mp4")
+            ts, fps_eff = grid_for(TasksTree(tasks_root, media_root).media(g, cid))
             write_cell(out / "grid-ceiling", g, cid, grid_ceiling_answer(gt, ts, 3.0), "A", "grid-ceiling",
                        {"grid_fps_eff": fps_eff, "grid_n_frames": len(ts)})
             bounds.setdefault(g, []).append(min(1.0, 2 * 3.0 * fps_eff))
@@ -244,15 +244,13 @@ def install_agents(dest: Path = AGENTS_HOME) -> Path:
 
 def run_b(out: Path, agent_cmd: str, model: str, games: list[str], limit: int | None, tasks_root: Path,
           media_root: Path, workers: int) -> None:
-    from video_arena.protocol_b import runner
-
     argv = ["--agent-cmd", agent_cmd, "--out", str(out), "--model", model, "--games", ",".join(games),
             "--tasks-root", str(tasks_root), "--media-root", str(media_root), "--max-turns", "0",
             "--timeout-min", "20", "--workers", str(workers), "--hardlink-media",
             "--allow-path", f"{install_agents()}:ro"]
     if limit:
         argv += ["--limit", str(limit)]
-    rc = runner.main(argv)
+    rc = run_b_cli.main(argv)
     if rc not in (0, None):
         print(f"baselines: run-b for {model} exited {rc}", file=sys.stderr)
 
@@ -296,6 +294,7 @@ def protocol_a_action(mode: str, seed: int, title_rates: dict[str, float]):
 
 def run_a(out: Path, mode: str, seed: int, title_rates: dict[str, float], games: list[str], limit: int | None,
           tasks_root: Path, media_root: Path, cache: Path, workers: int) -> None:
+    # deferred: imports openai (about 3 s of CPU)
     from video_arena.protocol_a import runner
 
     srv_mod = _load_test_server()
@@ -349,8 +348,6 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
                limit: int | None, seed: int, pictures: dict[str, str], perception_rows: list[str],
                harbor_note: str, rate_table: dict[str, float] | None = None,
                tasks_root: Path | None = None) -> str:
-    from video_arena.toolkit_info import toolkit_provenance
-
     prov = toolkit_provenance()
     root = paths.tasks_root(tasks_root)
     lines = [
@@ -441,8 +438,6 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
 def perception_findings(score, games: list[str], results: Path, tasks_root: Path) -> list[str]:
     """One line per case the perception agent did not read perfectly: the events it missed and the
     events it read that the ground truth lacks (time, type, actor, where)."""
-    from video_arena.core.judge_loader import load_judge
-
     J = load_judge()
     rows = []
     for g in games:
@@ -458,7 +453,7 @@ def perception_findings(score, games: list[str], results: Path, tasks_root: Path
             r = c.record
             if r["n_matched"] == r["n_gt"] == r["n_pred"]:
                 continue
-            gt = J.load_gt(tasks_root / g / "gt" / f"{c.case_id}.json")["events"]
+            gt = J.load_gt(TasksTree(tasks_root).gt(g, c.case_id))["events"]
             doc = R.read_json_object(R.cell_dir(results, g, c.case_id) / R.ANSWER_FILE)[0]
             pred = doc.get("events") if doc is not None and isinstance(doc.get("events"), list) else []
             mp, mg = {int(p) for p, _ in r["matches"]}, {int(q) for _, q in r["matches"]}
@@ -496,15 +491,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args) -> int:
-    from video_arena.scoring.scorer import score_results
-
     tasks_root = paths.tasks_root(args.tasks_root)
     media_root = paths.media_root(tasks_root, args.media_root)
     if args.games:
         games = comma_list(args.games)
     else:  # every game of the tasks tree that has cases
         games = sorted(p.parent.name for p in tasks_root.glob("*/cases.json") if case_ids(tasks_root, p.parent.name, None))
-    unknown = [g for g in games if not (tasks_root / g / "cases.json").is_file()]
+    unknown = [g for g in games if not TasksTree(tasks_root).cases_path(g).is_file()]
     if unknown:
         raise BaselinesError(f"no cases for {', '.join(unknown)} under {tasks_root}")
     readable = perception_games(tasks_root, games)   # the perception agent reads these only
@@ -515,7 +508,7 @@ def _main(args) -> int:
         raise BaselinesError("--limit must be >= 1")
     for g in games:
         for cid in case_ids(tasks_root, g, args.limit):
-            if not (media_root / g / "media" / f"{cid}.mp4").is_file():
+            if not TasksTree(tasks_root, media_root).media(g, cid).is_file():
                 raise BaselinesError(f"{g}/{cid}: media missing under {media_root} (build or fetch the media first)")
     out = Path(args.out)
     doc = Path(args.doc) if args.doc else paths.REPO_ROOT / "docs" / "RESULTS.md"
@@ -573,6 +566,7 @@ def _main(args) -> int:
                       cache, args.workers)
         harbor_note = ""
         if args.harbor:
+            # deferred: imports Harbor (about 1.1 s of CPU); only --harbor
             from video_arena.baselines import harbor as H
 
             with bar.stage(n, "perception on Harbor"):
@@ -623,7 +617,7 @@ def check_reportable(folder: str, s) -> None:
 
 
 def draw_pictures(results: Path, tasks_root: Path, games: list[str], pics: Path, doc_dir: Path) -> dict[str, str]:
-    from video_arena.core.judge_loader import load_judge
+    # deferred: imports matplotlib (about 3.2 s of CPU)
     from video_arena.scoring.timeline import draw_timeline
 
     J = load_judge()
@@ -638,7 +632,7 @@ def draw_pictures(results: Path, tasks_root: Path, games: list[str], pics: Path,
             data = R.read_bounded(R.cell_dir(results, g, cid) / R.ANSWER_FILE, J.MAX_ANSWER_BYTES)[0]
         except OSError:
             continue
-        gt = J.load_gt(tasks_root / g / "gt" / f"{cid}.json")
+        gt = J.load_gt(TasksTree(tasks_root).gt(g, cid))
         rec = J.judge(gt, data)
         png = pics / f"perception-{g}.png"
         draw_timeline(gt, data, rec, png, title=f"perception agent: {g}/{cid}")

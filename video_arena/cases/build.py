@@ -39,12 +39,12 @@ from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.media.encode import encode_mp4, encoder_info, picture_size
 from video_arena.media.pacing import Schedule, schedule_from_times
-from video_arena.core.tasks import CASE_ID_RE
+from video_arena.core.tasks import (CASE_ID_RE, MAX_GT_BYTES, MANIFEST_FORMAT, TasksTree, read_tree_json,
+                                    tree_json, write_tree_file)
 from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED, GamePlugin, game_names, load_plugin
 from video_arena.cli_args import comma_list
 
 GT_FORMAT = "video-arena-gt/1"
-MANIFEST_FORMAT = "video-arena-cases-manifest/1"
 DEFAULT_SEED = SELECTION_SEED
 DEFAULT_CASES = BUILTIN_CASES
 VALUE_DECIMALS = 4
@@ -78,21 +78,6 @@ def source_id(record: dict[str, Any]) -> str:
     except (KeyError, TypeError):
         raise BuildError("a record must carry source.id (a stable identifier of the match)") from None
     return str(sid)
-
-
-def dump_json(doc: Any) -> bytes:
-    """The one serialization of every file the build writes (stable bytes)."""
-    return (json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-
-
-def write_if_changed(path: Path, data: bytes) -> bool:
-    if path.is_file() and path.read_bytes() == data:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-    return True
 
 
 # -- ground truth ------------------------------------------------------------------------------------
@@ -155,7 +140,7 @@ def cached_values(gt_path: Path, record: dict[str, Any], evaluator: dict[str, An
     if not gt_path.is_file():
         return None
     try:
-        gt = json.loads(gt_path.read_text(encoding="utf-8"))
+        gt = read_tree_json(gt_path, cap=MAX_GT_BYTES)
         if gt.get("record") != json.loads(json.dumps(record)) or gt.get("evaluator") != evaluator:
             return None
         events = gt["events"]
@@ -187,16 +172,13 @@ def render_media(plugin: GamePlugin, gt: dict[str, Any], media_path: Path) -> No
 
 # -- one case ----------------------------------------------------------------------------------------
 
-def case_paths(game: str, case_id: str, tasks_root: Path, media_root: Path) -> tuple[Path, Path]:
-    return tasks_root / game / "gt" / f"{case_id}.json", media_root / game / "media" / f"{case_id}.mp4"
-
-
 def build_case(game: str, record: dict[str, Any], case_id: str, tasks_root: str | Path, media_root: str | Path,
                force_values: bool = False, progress=None, with_media: bool = True) -> dict[str, Any]:
     """Build one case's ground truth (and media); returns its summary (no events)."""
     t0 = time.monotonic()
     plugin = _plugin(game)
-    gt_path, media_path = case_paths(game, case_id, Path(tasks_root), Path(media_root))
+    tree = TasksTree(tasks_root, media_root)
+    gt_path, media_path = tree.gt(game, case_id), tree.media(game, case_id)
     steps = plugin.replay(record)
     evaluator = plugin.evaluator()
     sched = plugin.pace(record, pacing_rng(game, case_id))
@@ -207,7 +189,7 @@ def build_case(game: str, record: dict[str, Any], case_id: str, tasks_root: str 
         values = plugin.evaluate(record, progress=progress)
     t_eval = time.monotonic() - t0
     gt = make_gt(plugin, case_id, record, list(values), sched, evaluator)
-    write_if_changed(gt_path, dump_json(gt))
+    write_tree_file(gt_path, tree_json(gt))
     t1 = time.monotonic()
     if with_media:
         render_media(plugin, gt, media_path)
@@ -218,10 +200,11 @@ def build_case(game: str, record: dict[str, Any], case_id: str, tasks_root: str 
 def media_only_case(game: str, case_id: str, tasks_root: str | Path, media_root: str | Path) -> dict[str, Any]:
     t1, c1 = time.monotonic(), time.process_time()
     plugin = _plugin(game)
-    gt_path, media_path = case_paths(game, case_id, Path(tasks_root), Path(media_root))
+    tree = TasksTree(tasks_root, media_root)
+    gt_path, media_path = tree.gt(game, case_id), tree.media(game, case_id)
     if not gt_path.is_file():
         raise BuildError(f"{gt_path} is missing: --media-only renders from committed ground truth")
-    gt = json.loads(gt_path.read_text(encoding="utf-8"))
+    gt = tree.read_gt(game, case_id)
     render_media(plugin, gt, media_path)
     return _summary(plugin, gt, gt_path, media_path) | {"evaluated": False, "eval_s": 0.0,
                                                         "media_s": round(time.monotonic() - t1, 2),
@@ -283,7 +266,8 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
             raise failed_[game]
         return done_[game]
     plugin = _plugin(game)
-    gdir = _game_dir(game, tasks_root)
+    tree = TasksTree(tasks_root, media_root)
+    _game_dir(game, tasks_root)
     selected = select(game, n_cases, seed)
     kept = set(_subset(game, [cid for cid, _ in selected], only))
     work = [(cid, rec) for cid, rec in selected if cid in kept]
@@ -314,26 +298,25 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
 
     # cases.json and the manifest describe the whole selection; cases outside a --case-ids subset keep
     # their previous manifest entries.
-    old_manifest = _read_json(gdir / "manifest.json", {"cases": []})
-    old_entries = {c["case_id"]: c for c in old_manifest.get("cases", [])}
+    old_entries = tree.manifest_cases(game)
     cases, entries = [], []
     for cid, rec in selected:
         if cid in results:
             s = results[cid]
             cases.append({k: s[k] for k in ("case_id", "duration_s", "n_events", "source")})
             entries.append({"case_id": cid, **s["manifest"]})
-        elif cid in old_entries and (gdir / "gt" / f"{cid}.json").is_file():
-            gt = json.loads((gdir / "gt" / f"{cid}.json").read_text(encoding="utf-8"))
+        elif cid in old_entries and tree.gt(game, cid).is_file():
+            gt = tree.read_gt(game, cid)
             cases.append({"case_id": cid, "duration_s": gt["duration_s"], "n_events": len(gt["events"]),
                           "source": plugin.case_summary(gt["record"])})
             entries.append(old_entries[cid])
         else:
             raise BuildError(f"{game}/{cid} was not built and has no previous build: build it too")
-    write_if_changed(gdir / "cases.json", dump_json({"game": game, "cases": cases}))
-    write_if_changed(gdir / "manifest.json", dump_json(_manifest(plugin, seed, entries)))
+    write_tree_file(tree.cases_path(game), tree_json({"game": game, "cases": cases}))
+    tree.write_manifest(game, _manifest(plugin, seed, entries))
     if not only:
         keep = {cid for cid, _ in selected}
-        for stale in sorted((gdir / "gt").glob("*.json")):
+        for stale in tree.gt_files(game):
             if stale.stem not in keep:
                 log(f"{game}: removing stale ground truth {stale.name} (not in this selection)")
                 stale.unlink()
@@ -357,7 +340,7 @@ def _subset(game: str, ids: list[str], only: set[str] | None) -> list[str]:
 
 def _media_case_ids(game: str, tasks_root: Path, only: set[str] | None) -> list[str]:
     gdir = _game_dir(game, tasks_root)
-    ids = [c["case_id"] for c in _read_json(gdir / "cases.json", {"cases": []})["cases"]]
+    ids = TasksTree(tasks_root).listed_case_ids(game)
     if not ids:
         raise BuildError(f"{gdir}/cases.json lists no cases: build them first (without --media-only)")
     return _subset(game, ids, only)
@@ -377,6 +360,7 @@ def render_media_all(games: list[str], tasks_root: Path, media_root: Path, jobs:
     as its last case is done, and `on_game_done(game, summaries)` is called then.
     Returns ({game: summaries}, {game: the BuildError that stopped it})."""
     plugins, failed, work = {}, {}, []
+    tree = TasksTree(tasks_root, media_root)
     for game in games:
         try:
             plugins[game] = _plugin(game)
@@ -385,7 +369,7 @@ def render_media_all(games: list[str], tasks_root: Path, media_root: Path, jobs:
             failed[game] = exc
             continue
         weight = CONTINUOUS_FRAME_COST if plugins[game].continuous else 1
-        work += [(weight * _n_frames(tasks_root / game / "gt" / f"{cid}.json"), game, cid) for cid in ids]
+        work += [(weight * _n_frames(tree, game, cid), game, cid) for cid in ids]
     work.sort(key=lambda w: -w[0])
     left = {g: sum(1 for _, game, _ in work if game == g) for g in plugins if g not in failed}
     results: dict[str, dict[str, dict[str, Any]]] = {g: {} for g in left}
@@ -401,7 +385,7 @@ def render_media_all(games: list[str], tasks_root: Path, media_root: Path, jobs:
                 bar.update(1)
         left[game] -= 1
         if left[game] == 0 and game not in failed:
-            done[game] = _check_media_against_manifest(game, tasks_root / game, results[game], log, record_media)
+            done[game] = _check_media_against_manifest(game, tree, results[game], log, record_media)
             if on_game_done is not None:
                 on_game_done(game, done[game])
 
@@ -445,12 +429,12 @@ def _manifest(plugin: GamePlugin, seed: int, entries: list[dict[str, Any]]) -> d
     }
 
 
-def _check_media_against_manifest(game: str, gdir: Path, results: dict[str, dict[str, Any]], log,
+def _check_media_against_manifest(game: str, tree: TasksTree, results: dict[str, dict[str, Any]], log,
                                   record: bool = False) -> list[dict[str, Any]]:
     """Compare each re-rendered video with the manifest; with `record` (`--record-media`), write the new
     digests, sizes and encoder versions into the manifest instead (after a deliberate renderer or encoder
     change; the ground truth is untouched, and the log names every case whose digest changed)."""
-    manifest = _read_json(gdir / "manifest.json", {"cases": []})
+    manifest = tree.read_manifest(game) or {"cases": []}
     entries = {c["case_id"]: c for c in manifest.get("cases", [])}
     out, changed = [], []
     for cid, s in results.items():
@@ -469,7 +453,7 @@ def _check_media_against_manifest(game: str, gdir: Path, results: dict[str, dict
         out.append(s)
     if record:
         manifest["encoder"] = encoder_info()
-        write_if_changed(gdir / "manifest.json", dump_json(manifest))
+        tree.write_manifest(game, manifest)
     return out
 
 
@@ -479,8 +463,9 @@ def class_shares(tasks_root: Path, game: str) -> dict[str, Any]:
     from collections import Counter
 
     delta, state, types, n = Counter(), Counter(), Counter(), 0
-    for c in _read_json(tasks_root / game / "cases.json", {"cases": []})["cases"]:
-        gt = _read_json(tasks_root / game / "gt" / f"{c['case_id']}.json", None)
+    tree = TasksTree(tasks_root)
+    for case_id in tree.listed_case_ids(game):
+        gt = tree.read_gt(game, case_id, None)
         if gt is None:
             continue
         for e in gt["events"]:
@@ -492,15 +477,9 @@ def class_shares(tasks_root: Path, game: str) -> dict[str, Any]:
     return {"n_events": n, "delta": share(delta), "state": share(state), "types": dict(types.most_common())}
 
 
-def _read_json(path: Path, default):
-    if not path.is_file():
-        return default
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _n_frames(gt_path: Path) -> int:
+def _n_frames(tree: TasksTree, game: str, case_id: str) -> int:
     try:
-        return int(_read_json(gt_path, {})["video"]["n_frames"])
+        return int(tree.read_gt(game, case_id, {})["video"]["n_frames"])
     except (KeyError, TypeError, ValueError):
         return 0
 
@@ -532,7 +511,7 @@ def planned_cases(tasks_root: Path, games: list[str], n_cases: int, media_only: 
     total = 0
     for game in games:
         if media_only:
-            ids = [c.get("case_id") for c in _read_json(tasks_root / game / "cases.json", {"cases": []}).get("cases", [])]
+            ids = TasksTree(tasks_root).listed_case_ids(game)
             total += sum(1 for cid in ids if not only or cid in only)
         else:
             total += n_cases
@@ -598,9 +577,10 @@ def main(argv: list[str] | None = None) -> int:
     tasks_root = Path(a.tasks_root).resolve() if a.tasks_root else paths.default_tasks_root()
     tasks_root.mkdir(parents=True, exist_ok=True)
     if a.media_only and not a.games:  # every game that has cases: a plugin whose cases are not built yet is no error
-        unbuilt = [g for g in games if not _read_json(tasks_root / g / "cases.json", {"cases": []}).get("cases")]
+        unbuilt = [g for g in games if not TasksTree(tasks_root).listed_case_ids(g)]
         for g in unbuilt:
-            print(f"{g}: no cases in {tasks_root / g / 'cases.json'} yet; skipped (build them without --media-only)")
+            print(f"{g}: no cases in {TasksTree(tasks_root).cases_path(g)} yet; skipped "
+                  "(build them without --media-only)")
         games = [g for g in games if g not in unbuilt]
         if not games:
             print(f"build-cases: no game has cases in {tasks_root}: nothing to re-render", file=sys.stderr)

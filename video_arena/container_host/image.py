@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from video_arena.container_host import docker_host
+from video_arena.container_host.runtimes import RUNTIMES
 from video_arena.container_host.subproc import last_line as _last_line
 from video_arena.container_host.subproc import run as _run
 from video_arena.paths import REPO_ROOT
@@ -599,9 +600,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="Debian mirror for debootstrap (default: the host's apt source)")
     b.add_argument("--online-pip", action="store_true",
                    help="no host wheelhouse: pip inside the build fetches from its index")
-    b.add_argument("--runtime", choices=("docker", "podman"), default="docker",
+    b.add_argument("--runtime", choices=tuple(RUNTIMES), default="docker",
                    help="podman: also load the built image into Podman (docker save | podman load) for "
-                        "harbor run -e podman (video_arena/container_host/podman.py)")
+                        "harbor run -e podman (video_arena/container_host/runtimes.py)")
     b.add_argument("--rebuild-base", action="store_true",
                    help=f"make {LOCAL_BASE_TAG} again with debootstrap even if it exists")
     base = sub.add_parser("base", help=f"make the Debian base image with debootstrap ({LOCAL_BASE_TAG})")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 
 from video_arena.container_host import image, registry
+from video_arena.container_host.runtimes import RUNTIMES, RuntimeUnusable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -19,22 +20,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "push":
         return registry.push_main(args)
     rc = image.run_action(args)
-    if rc == 0 and args.action == "build" and args.runtime == "podman":
-        return load_into_podman(args.tag)
+    if rc == 0 and args.action == "build":
+        return prepare_runtime(args.runtime, args.tag)
     return rc
 
 
-def load_into_podman(tag: str) -> int:
-    """`image build --runtime podman`: the Docker-built image into Podman (video_arena/container_host/podman.py)."""
-    from video_arena.container_host.podman import PodmanError, load_image, podman_status
-
-    ok, why = podman_status()
-    if not ok:
-        print(f"video-arena image: error: Podman is not usable: {why}", file=sys.stderr)
-        return 1
+def prepare_runtime(runtime: str, tag: str) -> int:
+    """`image build --runtime R`: what the runtime needs beyond Docker's image (runtimes.py: Podman loads
+    it, docker save | podman load)."""
     try:
-        print(load_image(tag))
-    except PodmanError as exc:
+        for line in RUNTIMES[runtime].prepare(tag):
+            print(line)
+    except RuntimeUnusable as exc:
         print(f"video-arena image: error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -16,9 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harbor.agents.base import BaseAgent
-from harbor.environments.base import BaseEnvironment
-from harbor.models.agent.context import AgentContext
+from video_arena.harbor_api.agents import AgentContext, BaseAgent, BaseEnvironment
 
 #: Run by python3 inside the sandbox (Debian's 3.11 in the image); prints one JSON object.
 PROBE_SCRIPT = r'''

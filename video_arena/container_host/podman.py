@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from video_arena import paths
 
 
 class PodmanError(RuntimeError):
@@ -62,7 +63,6 @@ def containers_conf(image: str = "video-arena/base:latest") -> Path:
     and cached in .cache/podman/containers.conf."""
     import resource
 
-    from video_arena import paths
 
     nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     nofile = 1048576 if nofile == resource.RLIM_INFINITY else nofile

@@ -1,4 +1,8 @@
-"""The benchmark's contract as code: tasks tree, instruction rendering, prompts, answer extraction."""
+"""The benchmark's contract as code, below every runner and every reader: the tasks tree (tasks.py),
+instruction rendering, both protocols' prompts, answer extraction, the judge loader, the results
+folder and run record (results.py), the compared condition fields; Protocol A's condition file
+(condition.py), reference request (request.py) and provenance check (provenance.py); the egress
+audit of an agent's transcript (audit.py)."""
 from video_arena.core.answers import answer_candidates, extract_answer
 from video_arena.core.instruction import (InstructionMarkerError, instruction_for, protocol_letter,
                                           render_instruction, text_digest)

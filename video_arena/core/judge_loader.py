@@ -23,6 +23,8 @@ MODULE_NAME = "video_arena_judge"
 
 #: What the package relies on (docs/ARCHITECTURE.md, "Judge").
 REQUIRED_API = ("judge", "judge_files", "reward_of", "oracle_answer", "load_gt")
+#: The judge's constants the package reads instead of writing them again.
+REQUIRED_CONSTANTS = ("REWARD_KEYS", "MAX_ANSWER_BYTES", "JUDGE_VERSION", "TOLERANCE_S")
 
 _lock = threading.Lock()
 _cache: dict[str, ModuleType] = {}
@@ -59,6 +61,7 @@ def load_judge(path: str | Path | None = None) -> ModuleType:
             sys.modules.pop(name, None)
             raise JudgeUnavailable(f"{judge_file} failed to import: {exc!r}") from exc
         missing = [f for f in REQUIRED_API if not callable(getattr(mod, f, None))]
+        missing += [c for c in REQUIRED_CONSTANTS if not hasattr(mod, c)]
         if missing:
             sys.modules.pop(name, None)
             raise JudgeUnavailable(f"{judge_file} lacks {', '.join(missing)} (API in docs/ARCHITECTURE.md)")

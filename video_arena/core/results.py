@@ -1,15 +1,13 @@
-"""The results contract: where a cell's files are, its run record, whether it ran, and Harbor's trial
-folders.  Every runner writes a cell only through this module and every reader (the scorer, the
-explorer, oracle-check, the baselines) reads one only through it (docs/ARCHITECTURE.md, "Results
-folder").
+"""The results contract: where a cell's files are, its run record, whether it ran, and the bounded
+reads and atomic writes of every JSON file the toolkit reads or writes.  Every runner writes a cell only
+through this module and every reader (the scorer, the explorer, oracle-check, the baselines) reads one
+only through it (docs/ARCHITECTURE.md, "Results folder").  A Harbor job's trial folders are Harbor's
+layout: video_arena/harbor_api/trials.py reads them (a Protocol A trial's agent/ is a cell folder of
+this contract).
 
     <out>/<game>/<case_id>/answer.json    the answer (Protocol B: the sandbox's answer.json or the seed)
     <out>/<game>/<case_id>/run.json       the run record: `RunRecord` (common keys + protocol extras)
     <out>/<game>/<case_id>/...            logs, prompt.txt, reply.txt, receipt.json (the runner's own)
-
-    <job>/config.json                     a Harbor job (JobConfig); its trial folders:
-    <job>/<trial>/result.json, config.json, exception.txt, verifier/{reward.json, judge.json},
-        artifacts/app/answer.json, agent/ (a Protocol A trial's agent/ is a native cell folder)
 
 `cell_status` is the one rule for "did this cell run": a cell with no folder, no run.json, an
 unreadable run.json or `stop_reason` `harness_error` (or none) never ran: it is re-run on resume and
@@ -19,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import threading
 from dataclasses import dataclass, field
@@ -213,6 +212,15 @@ def redraws_of(record: RunRecord) -> list[dict[str, Any]]:
     return [p for p in prev if isinstance(p, dict) and p.get("stop_reason") not in (None, HARNESS_ERROR)]
 
 
+_SECRET_RE = re.compile(r"(?i)((?:key|token|secret|password|passwd|auth)[\w-]*\s*[=:]\s*)(\S+)")
+
+
+def redact(command: str) -> str:
+    """A command as a run record holds it (and a reader shows it): the values of KEY=/TOKEN=/...
+    assignments masked."""
+    return _SECRET_RE.sub(lambda m: m.group(1) + "***", command)
+
+
 def write_answer(cdir: Path, answer: dict[str, Any] | bytes) -> Path:
     """The cell's answer.json: a document (written as JSON) or the exact bytes collected."""
     path = Path(cdir) / ANSWER_FILE
@@ -386,220 +394,10 @@ def cell_status(cdir: str | os.PathLike) -> CellStatus:
     return CellStatus(RAN, "", rec)
 
 
-# --------------------------------------------------------------------------------------------------
-# Harbor jobs and trials
-# --------------------------------------------------------------------------------------------------
-#: Where Harbor puts the collected /app/answer.json (artifacts/<source path without "/">).
-ANSWER_ARTIFACT = Path("artifacts") / "app" / ANSWER_FILE
-TASK_PREFIX = "video-arena/"
-
-
-def _json_object(path: Path) -> dict[str, Any] | None:
-    return read_json_object(path)[0]
-
-
-def _is_trial_dir(d: Path) -> bool:
-    if (d / "result.json").is_file():
-        return True
-    cfg = _json_object(d / "config.json") if (d / "config.json").is_file() else None
-    return bool(cfg) and isinstance(cfg.get("task"), dict)
-
-
-def trial_dirs(job: Path) -> list[Path]:
-    """A job's trial folders (a result.json, or a config.json naming a task: an unfinished trial)."""
-    return sorted(d for d in Path(job).iterdir() if d.is_dir() and not d.name.startswith(".") and _is_trial_dir(d))
-
-
-def finished_trials(job: Path) -> int:
-    """Trials with a result.json (Harbor writes it when the trial ends): a progress count."""
-    return sum(1 for _ in Path(job).glob("*/result.json"))
-
-
-def is_harbor_job(path: str | os.PathLike) -> bool:
-    """A folder with a job config.json and at least one trial folder (result.json, or a config.json
-    naming a task)."""
-    p = Path(path).expanduser()
-    if not (p.is_dir() and (p / "config.json").is_file()):
-        return False
-    cfg = _json_object(p / "config.json")
-    if cfg is None or isinstance(cfg.get("task"), dict):  # a trial's own config.json
-        return False
-    return bool(trial_dirs(p))
-
-
-def read_job_config(job: Path) -> dict[str, Any]:
-    return _json_object(Path(job) / "config.json") or {}
-
-
-@dataclass
-class Trial:
-    """One Harbor trial folder as read (Harbor 0.26): every reader of a trial takes this."""
-    dir: Path
-    result: dict[str, Any] | None
-    config: dict[str, Any] | None
-    error: str = ""                       # why result is None: no result.json, or unreadable
-    task_key: str | None = None           # "<game>-<case_id>"
-    task_key_source: str = ""
-    judge_case: dict[str, Any] | None = None
-    judge_error: str | None = None
-    #: verifier/judge.json's answer_state (the dataset's verifier: was /app/answer.json the seed?)
-    judge_answer_state: str | None = None
-    protocol: str | None = None
-    model: str | None = None
-    #: (type, message) of result.json's exception_info, then of each step's
-    exceptions: list[tuple[str, str]] = field(default_factory=list)
-    #: agent/exit-code.txt (the oracle's solve.sh writes it when it fails)
-    exit_code: str | None = None
-
-    @property
-    def name(self) -> str:
-        return self.dir.name
-
-    @property
-    def task_name(self) -> str:
-        return str((self.result or {}).get("task_name"))
-
-    @property
-    def rewards(self) -> dict[str, Any] | None:
-        """verifier_result.rewards as recorded (None when there is no verifier result)."""
-        vr = (self.result or {}).get("verifier_result")
-        rw = vr.get("rewards") if isinstance(vr, dict) else None
-        return rw if isinstance(rw, dict) else None
-
-    @property
-    def agent_dir(self) -> Path:
-        return self.dir / "agent"
-
-    @property
-    def answer_path(self) -> Path:
-        return self.dir / ANSWER_ARTIFACT
-
-    @property
-    def result_path(self) -> Path:
-        return self.dir / "result.json"
-
-    def agent_run_path(self, protocol: str | None) -> Path | None:
-        """agent/run.json when it is the toolkit's record: only in a Protocol A task (the Protocol A agent
-        writes it from the host). Any other agent has a shell in the container and /logs/agent is its to
-        write: a run.json there could forge a clean audit, a turn count or an answer digest. `protocol` is
-        the task's (verifier/judge.json, the dataset's case.json), never the file's own."""
-        path = self.agent_dir / RUN_FILE
-        return path if protocol == "A" and path.is_file() else None
-
-    def agent_run(self, protocol: str | None) -> tuple[RunRecord | None, str]:
-        """The toolkit's agent run record of a `protocol` task (`agent_run_path`: a Protocol A trial's
-        agent/ folder is a native cell); (None, '') when there is none."""
-        if self.agent_run_path(protocol) is None:
-            return None, ""
-        return read_run(self.agent_dir)
-
-    def trial_config(self) -> dict[str, Any]:
-        """The trial's config as result.json records it (else config.json): agent, kwargs, multipliers."""
-        cfg = (self.result or {}).get("config") or self.config or {}
-        return cfg if isinstance(cfg, dict) else {}
-
-    def agent_kwargs(self) -> dict[str, Any]:
-        agent = self.trial_config().get("agent")
-        kw = (agent.get("kwargs") or {}) if isinstance(agent, dict) else {}
-        return kw if isinstance(kw, dict) else {}
-
-
-def _task_key(result: dict | None, config: dict | None) -> tuple[str | None, str]:
-    name = (result or {}).get("task_name")
-    if isinstance(name, str) and name:
-        return (name[len(TASK_PREFIX):] if name.startswith(TASK_PREFIX) else name.rsplit("/", 1)[-1]), "task_name"
-    for doc in (config, (result or {}).get("config")):
-        task = (doc or {}).get("task")
-        if isinstance(task, dict) and isinstance(task.get("path"), str) and task["path"]:
-            return Path(task["path"]).name, "config task path"
-    return None, ""
-
-
-def _model_of(result: dict | None, config: dict | None) -> str | None:
-    cfg = (result or {}).get("config") or config or {}
-    agent = cfg.get("agent") if isinstance(cfg, dict) else None
-    agent = agent if isinstance(agent, dict) else {}
-    info = (result or {}).get("agent_info")
-    info = info if isinstance(info, dict) else {}
-    model = agent.get("model_name")
-    if not model and isinstance(info.get("model_info"), dict):
-        mi = info["model_info"]
-        model = "/".join(x for x in (mi.get("provider"), mi.get("name")) if x) or None
-    who = agent.get("name") or agent.get("import_path") or info.get("name")
-    if model and who:
-        return f"{who}:{model}"
-    return model or who
-
-
-def _protocol_of(trial: Trial) -> str | None:
-    p = (trial.judge_case or {}).get("protocol")
-    if p:
-        return str(p)
-    cfg = (trial.result or {}).get("config") or trial.config or {}
-    task_path = ((cfg.get("task") or {}) if isinstance(cfg, dict) else {}).get("path")
-    if isinstance(task_path, str):
-        case = _json_object(Path(task_path) / "tests" / "case.json")  # the dataset, when still there
-        if case and case.get("protocol"):
-            return str(case["protocol"])
-    return None
-
-
-def read_trial(d: Path) -> Trial:
-    """Everything the toolkit reads from one trial folder; never raises on what the folder holds."""
-    d = Path(d)
-    config = _json_object(d / "config.json")
-    result: dict[str, Any] | None = None
-    error = ""
-    if not (d / "result.json").is_file():
-        error = "no result.json (the trial did not finish)"
-    else:
-        result = _json_object(d / "result.json")
-        if result is None:
-            error = "result.json unreadable or not a JSON object"
-    t = Trial(dir=d, result=result, config=config, error=error)
-    t.task_key, t.task_key_source = _task_key(result, config)
-    jdoc = _json_object(d / "verifier" / "judge.json")
-    if jdoc is not None:
-        t.judge_case = jdoc.get("case") if isinstance(jdoc.get("case"), dict) else None
-        t.judge_error = jdoc.get("error") or None
-        state = jdoc.get("answer_state")
-        t.judge_answer_state = state if isinstance(state, str) else None
-    t.protocol = _protocol_of(t)
-    t.model = _model_of(result, config)
-    if result is not None:
-        infos = [result.get("exception_info")]
-        infos += [s.get("exception_info") for s in (result.get("step_results") or []) if isinstance(s, dict)]
-        for info in infos:
-            if isinstance(info, dict):
-                t.exceptions.append((str(info.get("exception_type") or "Exception"),
-                                     str(info.get("exception_message") or "")))
-    code_file = d / "agent" / "exit-code.txt"
-    if code_file.is_file():
-        try:
-            t.exit_code = read_bounded(code_file, 4096)[0][:4096].decode("utf-8", "replace").strip()
-        except OSError:
-            t.exit_code = "?"
-    return t
-
-
-def read_job(job: Path) -> list[Trial]:
-    return [read_trial(d) for d in trial_dirs(job)]
-
-
-def split_task_key(key: str, cases: dict[str, set[str]]) -> tuple[str, str] | None:
-    """(game, case_id) of "<game>-<case_id>" against the tasks tree (the longest game name that fits
-    and names one of its cases)."""
-    for game in sorted(cases, key=len, reverse=True):
-        if key.startswith(game + "-") and key[len(game) + 1:] in cases[game]:
-            return game, key[len(game) + 1:]
-    return None
-
-
 __all__ = [
-    "ANSWER_ARTIFACT", "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
+    "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
     "HARNESS_ERROR", "redraws_of", "start_attempt",
-    "MAX_RECORD_BYTES", "NO_ANSWER_STATES", "RUN_FILE", "RunRecord", "Trial", "cell_dir", "cell_status",
-    "clear_files", "finished_trials", "is_harbor_job", "json_text", "read_bounded", "read_job",
-    "read_job_config", "read_json_object", "read_run", "read_trial", "split_task_key", "trial_dirs",
+    "MAX_RECORD_BYTES", "NO_ANSWER_STATES", "RUN_FILE", "RunRecord", "cell_dir", "cell_status",
+    "clear_files", "json_text", "read_bounded", "read_json_object", "read_run", "read_tail", "redact",
     "write_answer", "write_bytes_atomic", "write_json_atomic", "write_run",
 ]

@@ -1,16 +1,26 @@
-"""The tasks tree: games, their definitions and cases, and `resolve()` (docs/ARCHITECTURE.md, the layout and the ground truth contract).
+"""The tasks tree: games, their definitions and cases, where every file of the tree is (`TasksTree`),
+the manifests, and `resolve()` (docs/ARCHITECTURE.md, the layout and the ground truth contract).
 
     tasks/<game>/game.toml            definition: sides, vocabulary, V_t, band, coordinates, render size
     tasks/<game>/instruction.md       one text, delivery lines marked A-ONLY / B-ONLY
     tasks/<game>/answer_seed.json     {"events": []} as bytes
     tasks/<game>/cases.json           {"game": ..., "cases": [{"case_id": ..., ...}, ...]}
+    tasks/<game>/manifest.json        provenance and the SHA-256 of every gt and media file
     tasks/<game>/gt/<case_id>.json    ground truth (scorer only)
-    tasks/<game>/media/<case_id>.mp4  the rendered match
+    <media root>/<game>/media/<case_id>.mp4   the rendered match (the media root is the tasks root
+                                      unless --media-root / $VA_MEDIA_ROOT says otherwise)
+
+Every reader and writer of the tree (the case builder, import-cases, make-harbor, validate, publish,
+the scorer, the explorer, the baselines, the game plugins' reports) takes these paths from
+`TasksTree`, reads the tree's JSON with a bound (`read_tree_json`, `TasksTree.read_manifest`) and
+writes it through `tree_json` + `write_tree_file` (stable bytes, atomic).  `resolve()` is one listed
+case; `TasksTree` also knows the files of a case that is not listed yet (a build, an import).
 """
 from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -20,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena.core.results import MAX_RECORD_BYTES, read_json_object
 
 #: Anchored with \A and \Z ("$" also matches before a final newline, so "Fx7kQ2aB\n" would pass):
 #: .match() and .fullmatch() both take an id only whole.
@@ -240,11 +251,13 @@ def _game_dir(root: Path, game: str) -> Path:
 def load_cases(game: str, tasks_root: str | PathLike | None = None) -> list[dict[str, Any]]:
     """The game's cases in file order ([] for a game that has none in this tree)."""
     root = paths.tasks_root(tasks_root)
-    path = _game_dir(root, game) / "cases.json"
+    path = _game_dir(root, game) / CASES_FILE
     if not path.is_file():
         return []
+    doc, err = read_json_object(path, MAX_TREE_JSON_BYTES)
+    if doc is None:
+        raise TasksTreeError(f"{path}: malformed cases file: {err}")
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
         cases = doc["cases"]
         if not isinstance(cases, list):
             raise TypeError("'cases' is not a list")
@@ -278,7 +291,7 @@ def resolve(game: str, case_id: str, tasks_root: str | PathLike | None = None,
         sample = ", ".join(c["case_id"] for c in cases[:10])
         more = f" and {len(cases) - 10} more" if len(cases) > 10 else ""
         raise UnknownCase(f"unknown case {case_id!r} for game {game!r} in {root}; cases: {sample}{more}")
-    mroot = paths.media_root(root, media_root)
+    tree = TasksTree(root, paths.media_root(root, media_root))
     return {
         "game": game,
         "case_id": case_id,
@@ -287,8 +300,8 @@ def resolve(game: str, case_id: str, tasks_root: str | PathLike | None = None,
         "game_toml": gdir / "game.toml",
         "instruction": gdir / "instruction.md",
         "answer_seed": gdir / "answer_seed.json",
-        "gt": gdir / "gt" / f"{case_id}.json",
-        "media": mroot / game / "media" / f"{case_id}.mp4",
+        "gt": tree.gt(game, case_id),
+        "media": tree.media(game, case_id),
         "case": dict(entry),
     }
 
@@ -308,3 +321,141 @@ def iter_cases(tasks_root: str | PathLike | None = None, games: list[str] | None
     for g in names:
         for c in load_cases(g, root)[:limit]:
             yield g, c
+
+
+# --------------------------------------------------------------------------------------------------
+# where the files are, the manifests, how the tree's JSON is read and written
+# --------------------------------------------------------------------------------------------------
+CASES_FILE = "cases.json"
+MANIFEST_FILE = "manifest.json"
+MANIFEST_FORMAT = "video-arena-cases-manifest/1"
+#: Every JSON file of the tree is read with this bound (the results contract's: far above any real one)
+#: but a ground truth, which holds the whole match record: MAX_GT_BYTES.
+MAX_TREE_JSON_BYTES = MAX_RECORD_BYTES
+MAX_GT_BYTES = 1 << 28
+
+
+def gt_rel(game: str, case_id: str) -> str:
+    """`<game>/gt/<case_id>.json`: a ground truth's name inside a tasks tree (messages, datasets)."""
+    return f"{game}/gt/{case_id}.json"
+
+
+def media_rel(game: str, case_id: str) -> str:
+    """`<game>/media/<case_id>.mp4`: a video's name inside a media root (compose mounts, messages)."""
+    return f"{game}/media/{case_id}.mp4"
+
+
+def tree_json(doc: Any) -> bytes:
+    """The one serialization of every JSON file the tree holds (ground truth, cases.json, manifests):
+    stable bytes for the same document."""
+    return (json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def write_tree_file(path: Path, data: bytes) -> bool:
+    """Write a file of the tree atomically (a temporary file beside it, then rename), only when its bytes
+    change; True when it was written."""
+    path = Path(path)
+    if path.is_file() and path.read_bytes() == data:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+    return True
+
+
+_MISSING = object()
+
+
+def read_tree_json(path: Path, default: Any = _MISSING, cap: int = MAX_TREE_JSON_BYTES) -> Any:
+    """A JSON object of the tree, read with a bound (a FIFO, a device, a symlink or a file larger than
+    `cap` is refused, never read whole); `default` when the file does not exist (without one:
+    TasksTreeError); TasksTreeError when it is not a JSON object."""
+    path = Path(path)
+    if default is not _MISSING and not (path.exists() or path.is_symlink()):
+        return default
+    doc, err = read_json_object(path, cap)
+    if doc is None:
+        raise TasksTreeError(f"{path}: {err}")
+    return doc
+
+
+@dataclass(frozen=True)
+class TasksTree:
+    """Where the files of a tasks tree (and its media root: the tree itself unless given) are: the one
+    place that spells gt/, media/, cases.json and manifest.json.  A staging copy of a tree has the same
+    layout (import-cases)."""
+
+    root: Path
+    media_root: Path = None  # type: ignore[assignment]  # the tree itself
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root))
+        object.__setattr__(self, "media_root", Path(self.media_root) if self.media_root is not None else self.root)
+
+    @classmethod
+    def at(cls, tasks_root: str | PathLike | None = None, media_root: str | PathLike | None = None) -> "TasksTree":
+        """The tree an explicit argument, $VA_TASKS_ROOT or the checkout names, and its media root."""
+        root = paths.tasks_root(tasks_root)
+        return cls(root, paths.media_root(root, media_root))
+
+    def game_dir(self, game: str) -> Path:
+        return self.root / game
+
+    def gt_dir(self, game: str) -> Path:
+        return self.root / game / "gt"
+
+    def gt(self, game: str, case_id: str) -> Path:
+        return self.root / gt_rel(game, case_id)
+
+    def read_gt(self, game: str, case_id: str, default: Any = _MISSING) -> Any:
+        """A ground truth as a document (bounded: MAX_GT_BYTES); the judge's load_gt validates one."""
+        return read_tree_json(self.gt(game, case_id), default, MAX_GT_BYTES)
+
+    def gt_files(self, game: str) -> list[Path]:
+        """The game's ground-truth files, listed or not, in name order."""
+        return sorted(self.gt_dir(game).glob("*.json"))
+
+    def media(self, game: str, case_id: str) -> Path:
+        return self.media_root / media_rel(game, case_id)
+
+    def cases_path(self, game: str) -> Path:
+        return self.root / game / CASES_FILE
+
+    def listed_case_ids(self, game: str) -> list[str]:
+        """The case ids the game's cases.json lists, in its order ([] when it has none yet; read with a
+        bound; load_cases() checks each entry)."""
+        path = self.cases_path(game)
+        cases = read_tree_json(path, {"cases": []}).get("cases")
+        if not isinstance(cases, list):
+            raise TasksTreeError(f"{path}: malformed cases file: 'cases' is not a list")
+        return [c.get("case_id") for c in cases if isinstance(c, dict)]
+
+    def manifest_path(self, game: str) -> Path:
+        return self.root / game / MANIFEST_FILE
+
+    def read_manifest(self, game: str) -> dict[str, Any] | None:
+        """The game's manifest.json (read with a bound), None when it has none; TasksTreeError when it is
+        not a manifest (unreadable, too large, not an object, its `cases` not a list of objects)."""
+        path = self.manifest_path(game)
+        doc = read_tree_json(path, None)
+        if doc is None:
+            return None
+        cases = doc.get("cases") or []
+        if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+            raise TasksTreeError(f"{path}: `cases` is not a list of objects")
+        return doc
+
+    def manifest_cases(self, game: str) -> dict[str, dict[str, Any]]:
+        """The manifest's entries by case id ({} without a manifest)."""
+        doc = self.read_manifest(game) or {}
+        return {str(c.get("case_id")): c for c in doc.get("cases") or []}
+
+    def write_manifest(self, game: str, doc: dict[str, Any]) -> bool:
+        """Write the game's manifest.json (tree_json bytes, atomic, only when they change).  The document
+        is the writer's (the case builder's, import-cases'); its format, game and case count must hold."""
+        cases = doc.get("cases")
+        if doc.get("format") != MANIFEST_FORMAT or doc.get("game") != game or not isinstance(cases, list) \
+                or doc.get("n_cases", len(cases)) != len(cases):
+            raise TasksTreeError(f"not a {MANIFEST_FORMAT} manifest of {game} with n_cases = its cases")
+        return write_tree_file(self.manifest_path(game), tree_json(doc))

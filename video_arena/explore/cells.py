@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.core import results as R
-from video_arena.protocol_b.cell import redact
+from video_arena.harbor_api import trials as TR
 from video_arena.scoring import cells as SC
 from video_arena.scoring import statistics as SS
 
@@ -48,9 +48,9 @@ class CellFiles:
 def cell_files(system: SS.SystemScore, cell: SC.Cell) -> CellFiles:
     trial = getattr(cell, "trial", "")
     if system.harbor is not None and trial:
-        t = R.Trial(dir=system.results / trial, result=None, config=None)
+        t = TR.Trial(dir=system.results / trial, result=None, config=None)
         d, agent = t.dir, t.agent_dir
-        logs = [p for p in (d / "verifier" / "test-stdout.txt", d / "exception.txt") if p.is_file()]
+        logs = t.harbor_logs()
         if agent.is_dir():
             logs = sorted(p for p in agent.rglob("*") if p.is_file() and p.suffix in (".txt", ".log")
                           and p.name not in ("reply.txt", "prompt.txt", "reasoning.txt")) + logs
@@ -187,7 +187,7 @@ class Scrubber:
         s = _ABS_PATH.sub(lambda m: ".../" + m.group(0).rstrip("/").rsplit("/", 1)[-1], s)
         s = _BEARER.sub(lambda m: m.group(1) + "***", s)
         s = _SK.sub(lambda m: m.group(1) + "***", s)
-        return redact(s)
+        return R.redact(s)
 
     def record(self, obj: Any) -> Any:
         if isinstance(obj, dict):

@@ -39,12 +39,16 @@ import jinja2
 
 from video_arena import paths
 from video_arena.core import results as R
+from video_arena.core.tasks import TasksTree
 from video_arena.explore import cells as C
 from video_arena.explore import stills as ST
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import cells as SC
 from video_arena.scoring import output as SO
 from video_arena.scoring import statistics as SS
+from video_arena.core.judge_loader import load_judge
+from video_arena.core.tasks import parse_game_toml
+from video_arena.scoring import harbor_jobs as HJ
 
 SITE_MARKER = ".video-arena-explore"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -136,7 +140,7 @@ def case_page(game: str, case_id: str) -> str:
 # work done in worker processes (matplotlib, Pillow)
 # --------------------------------------------------------------------------------------------------
 def _draw_timeline(job: tuple[str, bytes | None, dict[str, Any], str, float, str]) -> str:
-    from video_arena.core.judge_loader import load_judge
+    # deferred: matplotlib (about 3.2 s of CPU), in the drawing workers
     from video_arena.scoring.timeline import draw_timeline
 
     gt_path, answer, record, out, neutral, title = job
@@ -146,8 +150,6 @@ def _draw_timeline(job: tuple[str, bytes | None, dict[str, Any], str, float, str
 
 
 def _neutral(tasks_root: Path, game: str) -> float:
-    from video_arena.core.tasks import parse_game_toml
-
     toml = tasks_root / game / "game.toml"
     try:
         return parse_game_toml(toml.read_text(encoding="utf-8"), source=str(toml)).value_neutral
@@ -186,7 +188,7 @@ def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | 
                progress: bool | None = None) -> dict[str, Any]:
     """Score each source and write the site to `out` (atomically: a temporary sibling renamed into
     place).  Returns a summary: pages written, cells, seconds."""
-    from video_arena.scoring import harbor_jobs as HJ
+    # deferred: matplotlib (about 3.2 s of CPU): not for --help
     from video_arena.scoring.plots import plot_game_means
 
     t0 = time.monotonic()
@@ -235,8 +237,8 @@ def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | 
 
 
 def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.StillSource"):
-    from video_arena.core.judge_loader import load_judge
-    from video_arena.scoring.timeline import _norm_rows
+    # deferred: the timeline module imports matplotlib (about 3.2 s of CPU)
+    from video_arena.scoring.timeline import answer_rows
 
     J = load_judge()
     views: dict[tuple[str, str], list[CellView]] = {}
@@ -255,14 +257,14 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
                          run=scrub.record(run) if run else None,
                          harbor_result=scrub.record(C.read_json(files.harbor_result)) if files.harbor_result else None)
             v.label = s.label + (f" · {cell.trial}" if getattr(cell, "trial", "") else "")
-            gt_path = root / cell.game / "gt" / f"{cell.case_id}.json"
+            gt_path = TasksTree(root).gt(cell.game, cell.case_id)
             if cell.record is not None and gt_path.is_file():
                 no_answer = cell.context_overflow or (cell.zero_rows and cell.answer_state in SC.NO_ANSWER_STATES)
                 answer = None if no_answer else \
                     C.read_bounded(files.answer, CV.MAX_ANSWER_BYTES)
                 try:
                     gt = J.load_gt(gt_path)
-                    pred = _norm_rows(answer, cell.record)
+                    pred = answer_rows(answer, cell.record)
                 except Exception:  # noqa: BLE001 - an unreadable pair is shown without the table
                     gt, pred = None, []
                 if gt is not None:

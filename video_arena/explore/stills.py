@@ -13,22 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena.core.tasks import TasksTree
 from video_arena.digests import sha256_file
+from video_arena.media import grid as G
 
 THUMB_WIDTH = 224
 
 
 class StillSource:
     def __init__(self, cache_dir: str | os.PathLike | None, tasks_root: Path, extract: bool = False):
-        from video_arena.protocol_a.runner import CACHE_ENV
-
-        self.cache = Path(cache_dir or os.environ.get(CACHE_ENV) or paths.REPO_ROOT / ".cache" / "protocol_a")
+        self.cache = G.cache_root(cache_dir)
         self.tasks_root = tasks_root
         self.extract = extract
 
     def _spec(self, receipt: dict[str, Any]):
-        from video_arena.protocol_a import grid as G
-
         g = receipt.get("grid") or {}
         return G.GridSpec(fps=float(g["fps"]), max_frames=int(g["max_frames"]),
                           longest_side=int(g["longest_side"]), jpeg_q=int(g["jpeg_q"]))
@@ -48,9 +46,7 @@ class StillSource:
             return entry, ""
         if not self.extract:
             return None, "stills not in the cache (run with --extract-stills to re-extract them from the media)"
-        from video_arena.protocol_a import grid as G
-
-        media = paths.media_root(self.tasks_root) / game / "media" / f"{case_id}.mp4"
+        media = TasksTree(self.tasks_root, paths.media_root(self.tasks_root)).media(game, case_id)
         if not media.is_file():
             return None, "stills not cached and the case's media is not in the tasks tree"
         try:
@@ -64,8 +60,6 @@ class StillSource:
     def stills_for(self, receipt: dict[str, Any], frames_dir: Path | None, game: str, case_id: str,
                    thumb_jobs: dict[str, Path]) -> tuple[list[dict[str, Any]], str]:
         """[{"thumb", "ts", "i", "ok"}] for the receipt's stills; adds the thumbnails to make."""
-        from video_arena.protocol_a.grid import FRAME_NAME
-
         frames = receipt.get("frames") or []
         ts = receipt.get("video_ts") or []
         d, note = self._frames_dir(receipt, frames_dir, game, case_id)
@@ -75,7 +69,7 @@ class StillSource:
             sha = f.get("sha256") if isinstance(f, dict) else None
             item = {"i": k, "ts": ts[k] if k < len(ts) else None, "thumb": None}
             if d is not None and isinstance(sha, str):
-                p = d / FRAME_NAME.format(k)
+                p = d / G.FRAME_NAME.format(k)
                 if p.is_file() and sha256_file(p) == sha:
                     name = f"{sha[:20]}.jpg"
                     thumb_jobs.setdefault(name, p)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from video_arena.core.tasks import GameDefinition, parse_game_toml
+from video_arena.media.pacing import positions_at_frames, schedule
 
 GAMES_DIR = Path(__file__).resolve().parent
 
@@ -108,15 +109,11 @@ class GamePlugin:
 
     def pace(self, record: dict[str, Any], rng: random.Random):
         """The event frames on the video's 1/fps grid (a pacing.Schedule): think times by default."""
-        from video_arena.media.pacing import schedule
-
         return schedule(list(self.think_times(record, rng)), self.fps, self.lead_in_s, self.tail_s)
 
     def video(self, record: dict[str, Any], sched) -> tuple[Iterator[Any], list[int]]:
         """(images, index of the image each video frame shows): the positions and, per frame, the
         position after every event at or before it, by default."""
-        from video_arena.media.pacing import positions_at_frames
-
         return self.render(record), positions_at_frames(sched.event_frames, sched.n_frames)
 
     # -- a user's own match files as cases (`video-arena import-cases --FORMAT FILE ...`) -------------

@@ -43,7 +43,9 @@ from video_arena.digests import copy_sha256, sha256_bytes
 from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
+from video_arena.core.tasks import TasksTree, media_rel
 from video_arena.harbor import spec as S
+from video_arena.harbor_api import tasks as HT
 from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
 from video_arena.cli_args import comma_list
@@ -243,8 +245,8 @@ def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root:
         raise GenerateError(f"{game}/{case_id}: the oracle answer does not score 1.0 with the judge: {check}")
 
     texts = S.delivered_texts(o.protocol, r["instruction"])
-    media_rel = f"{game}/media/{case_id}.mp4"
-    media_src = Path(r["media"]) if o.host_media is None else o.host_media / media_rel
+    video_rel = media_rel(game, case_id)
+    media_src = Path(r["media"]) if o.host_media is None else TasksTree(tasks_root, o.host_media).media(game, case_id)
     ctx = task_context(game, case_id, o, gdef.title, texts, seed_bytes)
 
     # environment/: the agent's side. Only the video, the B task text and the answer seed.
@@ -252,9 +254,9 @@ def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root:
     media_sha = None
     if o.media == "mount":
         if o.host_media is not None:
-            source = str(o.host_media / media_rel)
+            source = str(media_src)
         else:
-            source = f"${{{S.MEDIA_ENV}:?{S.MEDIA_ENV_MESSAGE}}}/{media_rel}"
+            source = f"${{{S.MEDIA_ENV}:?{S.MEDIA_ENV_MESSAGE}}}/{video_rel}"
         mounts.append({"source": source, "target": S.MEDIA_TARGET})
         if o.protocol == "B":
             mounts.append({"source": "./instruction.md", "target": S.INSTRUCTION_TARGET})
@@ -275,9 +277,7 @@ def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root:
         _write(case_dir / rel, text)
 
     task_toml = env.get_template("task.toml.j2").render(ctx)
-    from harbor.models.task.config import TaskConfig  # fail here, not in `harbor run`
-
-    TaskConfig.model_validate_toml(task_toml)
+    HT.parse_task_toml(task_toml)  # fail here, not in `harbor run`
     _write(case_dir / "task.toml", task_toml)
 
     # tests/: the verifier's side only.
@@ -285,7 +285,7 @@ def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root:
         "format": S.CASE_FORMAT,
         "task_name": S.task_name(game, case_id),
         "game": game, "case_id": case_id, "protocol": o.protocol, "net": o.net, "media": o.media,
-        "media_path": media_rel, "media_sha256": media_sha,
+        "media_path": video_rel, "media_sha256": media_sha,
         "instruction_sha256": ctx["instruction_sha256"],
         "game_instruction_sha256": ctx["game_instruction_sha256"] if o.protocol == "B" else None,
         "answer_seed_sha256": ctx["answer_seed_sha256"],
@@ -354,9 +354,9 @@ def generate(o: Options) -> Result:
                                    media_root, env, judge_mod, judge_bytes, score_bytes)
                 result.tasks.append(info["task"])
                 if not info["media_exists"]:
-                    result.missing_media.append(f"{game}/media/{case_id}.mp4")
+                    result.missing_media.append(media_rel(game, case_id))
                 elif o.media == "mount" and not info["media_readable"]:
-                    result.unreadable_media.append(str(media_root / game / "media" / f"{case_id}.mp4"))
+                    result.unreadable_media.append(str(TasksTree(tasks_root, media_root).media(game, case_id)))
         marker = {
             "format": S.DATASET_FORMAT, "generator": GENERATOR,
             "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

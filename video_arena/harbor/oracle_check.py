@@ -35,17 +35,22 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths, progress
-from video_arena.core import results as R
+from video_arena.core.judge_loader import load_judge
+from video_arena.harbor_api import trials as TR
+from video_arena.harbor_api.version import install_hint
 from video_arena.harbor import spec as S
 from video_arena.cli_args import comma_list
+from video_arena.container_host.runtimes import RUNTIMES, RuntimeUnusable
+from video_arena.container_host.docker_host import ensure_docker
+from video_arena.container_host.image import build_image, image_exists
 
-REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+REWARD_KEYS = load_judge().REWARD_KEYS
 EXPECTED = {"oracle": 1.0, "nop": 0.0}
 
 
 @dataclass
 class TrialCheck:
-    """One trial (video_arena/core/results.py `Trial`) judged against what its agent must score."""
+    """One trial (video_arena/harbor_api/trials.py `Trial`) judged against what its agent must score."""
     agent: str
     protocol: str
     trial: str
@@ -67,7 +72,7 @@ def harbor_executable() -> str:
         return str(here)
     found = shutil.which("harbor")
     if not found:
-        raise FileNotFoundError("the `harbor` command is not installed (pip install harbor==0.26.0)")
+        raise FileNotFoundError(f"the `harbor` command is not installed ({install_hint()})")
     return found
 
 
@@ -91,16 +96,12 @@ def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_r
                env_type: str = "docker", extra: tuple[str, ...] = ()) -> int:
     """`harbor run` of one agent on one dataset.  Its output goes to jobs/<job>.harbor-output.log when
     `to_log` (jobs running side by side) or a progress bar is on the terminal (Harbor's live display
-    would fight it); the log's end is printed if it fails.  `env_type` podman: `-e podman`, with this
-    interpreter's podman-compose first on PATH (video_arena/container_host/podman.py)."""
+    would fight it); the log's end is printed if it fails.  `env_type`: a row of the runtime table
+    (video_arena/container_host/runtimes.py), which says what `harbor run` is given to use it."""
+    runtime = RUNTIMES[env_type]
     cmd = [harbor_executable(), "run", "-p", str(dataset), "-a", agent, "-n", str(n_concurrent), "-y",
-           "--job-name", job_name, "-o", str(jobs_dir), *resource_args(), *extra]
-    env = harbor_env(media_root)
-    if env_type != "docker":
-        from video_arena.container_host import podman
-
-        cmd += ["-e", env_type]
-        env = podman.harbor_env(env)
+           "--job-name", job_name, "-o", str(jobs_dir), *resource_args(), *extra, *runtime.harbor_args]
+    env = runtime.harbor_env(harbor_env(media_root))
     bar = progress.current()
     drawing = bar is not None and bar.drawing
     if not (to_log or drawing):  # Harbor's own output goes where ours goes
@@ -120,17 +121,17 @@ def run_harbor(dataset: Path, agent: str, job_name: str, jobs_dir: Path, media_r
 
 
 def read_trials(job_dir: Path, agent: str, protocol: str) -> list[TrialCheck]:
-    """Every trial of a finished job (read by video_arena/core/results.py), judged against what
+    """Every trial of a finished job (read by video_arena/harbor_api/trials.py), judged against what
     `agent` must score."""
     out = []
-    for trial in R.read_job(job_dir):
+    for trial in TR.read_job(job_dir):
         if trial.result is None:
             out.append(TrialCheck(agent, protocol, trial.name, "?", None, trial.error, None,
                                   problems=[trial.error]))
             continue
-        info = trial.result.get("exception_info") or None
+        info = trial.exception_info
         exc = None
-        if isinstance(info, dict):
+        if info:
             exc = f"{info.get('exception_type')}: {str(info.get('exception_message', ''))[:200]}"
         # the dataset's verifier's own record: was /app/answer.json the seed, an answer, or missing?
         t = TrialCheck(agent, protocol, trial.name, trial.task_name, trial.rewards, exc, trial.exit_code,
@@ -180,7 +181,7 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
     parallel = side_by_side and len(jobs) > 1
     # one bar over every trial of every job; Harbor writes a trial's result.json when the trial ends
     with progress.bar(sum(n_tasks.values()) * len(agents), "oracle-check", "trial", enabled=show_progress) as bar, \
-            progress.watch(bar, lambda: sum(R.finished_trials(j) for j in jobs_dir.glob(f"va-*-{stamp}"))):
+            progress.watch(bar, lambda: sum(TR.finished_trials(j) for j in jobs_dir.glob(f"va-*-{stamp}"))):
 
         def one(job_spec):
             protocol, dataset, agent = job_spec
@@ -209,15 +210,15 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
 
 
 def side_by_side(env_type: str, one_job_at_a_time: bool) -> bool:
-    """Whether the jobs run side by side: on Docker yes (unless asked not to); on Podman never: with four
-    jobs side by side a copy-mode upload once failed inside Podman's copier ("chdir .../merged/app: no
-    such file or directory", the container's root not mounted yet), so its jobs run one after another."""
-    return not one_job_at_a_time and env_type != "podman"
+    """Whether the jobs run side by side: where the runtime allows it (runtimes.py: Docker yes, Podman
+    never), unless asked not to."""
+    return not one_job_at_a_time and RUNTIMES[env_type].side_by_side
 
 
 def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, env_type: str) -> TrialCheck:
     """One trial of the first task with the NetProbe agent (video_arena/container_host/netprobe.py): ok only when
     the sandbox has no interface but lo, no route, and every TCP/DNS/UDP attempt failed."""
+    # deferred: a Harbor agent, imports Harbor (about 1.1 s of CPU)
     from video_arena.container_host.netprobe import offline
 
     first = sorted(t.name for t in dataset.iterdir() if (t / "task.toml").is_file())[0]
@@ -234,9 +235,6 @@ def network_probe(dataset: Path, jobs_dir: Path, stamp: str, media_root: Path, e
 
 def docker_and_image(tag: str, rebuild: bool) -> int:
     """Steps 1 and 2: Docker usable, the image built or reused; 0, or 2 with the reason on stderr."""
-    from video_arena.container_host.docker_host import ensure_docker
-    from video_arena.container_host.image import build_image, image_exists
-
     ok, why = ensure_docker(echo=print)
     if not ok:
         print(f"oracle-check: Docker is not usable: {why}", file=sys.stderr)
@@ -266,6 +264,7 @@ def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path 
         image_proc = subprocess.Popen([sys.executable, "-c", code], stdout=fh, stderr=subprocess.STDOUT,
                                       stdin=subprocess.DEVNULL, cwd=paths.REPO_ROOT)
     print(f"image: building {tag} in the background (log: {log})", flush=True)
+    # deferred: the renderers (about 0.9 s of CPU); only --render-media
     from video_arena.cases import build as B
 
     args = ["--media-only"] + (["--no-progress"] if no_progress else []) + (["--tasks-root", str(tasks_root)] if tasks_root else []) + (["--games", games] if games else [])
@@ -310,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render-media", action="store_true",
                     help="first re-render every built-in video from the committed ground truth and check it "
                          "against the manifest (build-cases --media-only), building the image meanwhile")
-    ap.add_argument("--env", choices=("docker", "podman"), default="docker",
+    ap.add_argument("--env", choices=tuple(RUNTIMES), default="docker",
                     help="Harbor's environment: docker (mount-mode datasets, the default) or podman (copy-mode "
                          "datasets, the Docker-built image loaded into Podman, and a network probe trial)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bars (also: VA_NO_PROGRESS=1)")
@@ -336,22 +335,16 @@ def main(argv: list[str] | None = None) -> int:
     rc = docker_and_image(a.image, a.rebuild)
     if rc:
         return rc
-    media_mode = "mount"
-    if a.env == "podman":
-        from video_arena.container_host.podman import PodmanError, load_image, podman_status
+    runtime = RUNTIMES[a.env]
+    try:
+        for line in runtime.prepare(a.image):
+            print(line, flush=True)
+    except RuntimeUnusable as exc:
+        print(f"oracle-check: {exc}", file=sys.stderr)
+        return 2
+    media_mode = runtime.media_mode
 
-        ok, why = podman_status()
-        if not ok:
-            print(f"oracle-check: Podman is not usable: {why}", file=sys.stderr)
-            return 2
-        print(f"podman: {why}", flush=True)
-        try:
-            print(load_image(a.image), flush=True)
-        except PodmanError as exc:
-            print(f"oracle-check: {exc}", file=sys.stderr)
-            return 2
-        media_mode = "copy"  # Podman runs the copy-mode form (no host path); mount mode is Docker-only
-
+    # deferred: Harbor's models and lint (about 1.1 s of CPU); read_trials' users need neither
     from video_arena.harbor.generate import GenerateError, Options, generate
     from video_arena.harbor.validate import Validator, compose_available
 
@@ -393,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_table(trials)
     failed = [t for t in trials if not t.ok]
-    if a.env != "docker":
+    if runtime.network_probe:
         probe = network_probe(next(iter(datasets.values())), work / "jobs", stamp, media_root, a.env)
         print(f"network probe ({a.env}, from inside a trial): {'offline' if probe.ok else 'FAIL'}: "
               f"{probe.exception or 'no network'}")

@@ -45,7 +45,9 @@ from typing import Any
 
 from video_arena import paths
 from video_arena.digests import sha256_file
+from video_arena.core.tasks import TasksTree
 from video_arena.harbor import spec as S
+from video_arena.harbor_api.version import installed_version
 
 REGISTRY_FILE = "registry.json"
 #: The marker that says a repository was written by this command (so it may add versions to it).
@@ -215,23 +217,20 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
 
 
 def _harbor_version() -> str | None:
-    try:
-        from importlib.metadata import version
-
-        return version("harbor")
-    except Exception:  # noqa: BLE001 - informational only
-        return None
+    return installed_version()
 
 
 def _game_licences(games: list[str], tasks_root: Path | None) -> dict[str, str]:
-    root = paths.tasks_root(tasks_root)
+    tree = TasksTree(paths.tasks_root(tasks_root))
     out = {}
     for g in games:
         try:
-            doc = json.loads((root / g / "manifest.json").read_text(encoding="utf-8"))
-            out[g] = str(doc.get("licence") or doc.get("provenance", {}).get("licence") or "not recorded in the manifest")
-        except (OSError, ValueError):
-            out[g] = "not recorded (no manifest in the tasks tree)"
+            doc = tree.read_manifest(g)
+        except ValueError:
+            doc = None
+        out[g] = str(doc.get("licence") or (doc.get("provenance") or {}).get("licence")
+                     or "not recorded in the manifest") if doc is not None \
+            else "not recorded (no manifest in the tasks tree)"
     return out
 
 
@@ -491,7 +490,7 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
         _git(work, "commit", "-q", "-m", f"publish {name}@{version}: {len(tasks)} Protocol {protocol} tasks")
         commit = _git(work, "rev-parse", "HEAD")
         _check_commit(work, commit, rel_base, target)
-        from harbor.models.registry import DatasetSpec
+        from video_arena.harbor_api.registry import DatasetSpec
 
         entry = {"name": name, "version": version,
                  "description": (f"Video-Arena Protocol {protocol}: {len(tasks)} long-video game tasks "
@@ -553,7 +552,7 @@ def _check_registry(path: Path, name: str, version: str, n_tasks: int) -> None:
     """Read the file back with Harbor's own registry client, as `harbor run --registry-path` will."""
     import asyncio
 
-    from harbor.registry.client.json import JsonRegistryClient
+    from video_arena.harbor_api.registry import JsonRegistryClient
 
     meta = asyncio.run(JsonRegistryClient(path=path).get_dataset_metadata(f"{name}@{version}"))
     if len(meta.task_ids) != n_tasks:

@@ -49,23 +49,22 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from video_arena import paths
 from video_arena.progress import Bar, bar as progress_bar
 from video_arena.core import resolve, text_digest
-from video_arena.harbor import harbor_internals as HI
+from video_arena.harbor import environment_files as EF
 from video_arena.harbor import spec as S
 from video_arena.digests import sha256_bytes, sha256_file
 from video_arena.core import load_game
+from video_arena.core.tasks import gt_rel, media_rel
 from video_arena.harbor.generate import (Options, media_world_readable, task_context, template_env,
                                          templates_dir)
 from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
+from video_arena.harbor_api import speedups as HS
+from video_arena.harbor_api import tasks as HT
 
-REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
 _DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
-_MEDIA_SOURCE_RE = re.compile(r"\A\$\{" + S.MEDIA_ENV + r":\?[^}]*\}/(.+)\Z")
 
 
 @dataclass
@@ -163,47 +162,6 @@ def marker_pin_problems(dataset: Path) -> list[str]:
     return []
 
 
-def _load_yaml(text: str):
-    """yaml.safe_load with libyaml's parser when PyYAML has it (the same safe constructor, ~10x faster)."""
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-
-
-_COMPOSE_MAIN_KEYS = {"entrypoint", "network_mode", "volumes", "command"}
-
-
-def _batchable_compose(task_dir: Path) -> dict | None:
-    """The `main` service of a task's compose file when loading it together with other tasks' gives
-    `docker compose config` exactly the inputs it gets alone: only services.main with the generator's
-    keys, no environment/.env, no [environment].env, and no `${...}` but the video's
-    ${VA_MEDIA_ROOT:?...} (the only variable whose value is the same for every task). Else None:
-    that task's compose file is loaded on its own, as `harbor lint` does."""
-    envdir = task_dir / "environment"
-    path = envdir / "docker-compose.yaml"
-    try:
-        if (envdir / ".env").exists() or path.is_symlink() or not path.is_file():
-            return None
-        text = path.read_text(encoding="utf-8")
-        raw = tomllib.loads((task_dir / "task.toml").read_text(encoding="utf-8"))
-        doc = _load_yaml(text)
-    except (OSError, ValueError, yaml.YAMLError):
-        return None
-    if (raw.get("environment") or {}).get("env") or (raw.get("verifier") or {}).get("environment"):
-        return None
-    if not isinstance(doc, dict) or set(doc) != {"services"} or not isinstance(doc["services"], dict):
-        return None
-    if set(doc["services"]) != {"main"} or not isinstance(doc["services"]["main"], dict):
-        return None
-    main = doc["services"]["main"]
-    if not set(main) <= _COMPOSE_MAIN_KEYS:
-        return None
-    dollars = [v.get("source") for v in main.get("volumes") or [] if isinstance(v, dict)]
-    allowed = sum(1 for src in dollars if isinstance(src, str) and _MEDIA_SOURCE_RE.fullmatch(src)
-                  and src.count("$") == 1)
-    if text.count("$") != allowed:
-        return None
-    return main
-
-
 class Validator:
     def __init__(self, tasks_root: Path, with_compose: bool, base_image: str | None = None,
                  require_pinned: bool = False):
@@ -214,7 +172,7 @@ class Validator:
         #: None: each task's dataset marker (its parent folder) declares it (else the default image)
         self.base_image = base_image
         #: load compose files of many tasks in one `docker compose config` run (False: one per task);
-        #: like memo_harbor, only with the Harbor version harbor_internals was tested with
+        #: like memo_harbor, only with the Harbor release the seam pins (harbor_api/speedups.py)
         self.batch_compose = True
         #: memoise Harbor's path filter per task while it is checked (False: Harbor's code as it is)
         self.memo_harbor = True
@@ -224,12 +182,17 @@ class Validator:
         self.score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
         self.env = template_env()
 
+    def _lint_env(self):
+        """Lint interpolates the compose files' ${VA_MEDIA_ROOT:?...}: the tasks tree's media root stands
+        in while it runs when the user has not set it."""
+        return HT.lint_environment(S.MEDIA_ENV, str(paths.media_root(self.tasks_root)))
+
     # -- one task ------------------------------------------------------------------------------
     def check(self, task_dir: Path) -> TaskReport:
         rep = TaskReport(task_dir)
         try:
-            memo = HI.memoised_filters(task_dir) if self.memo_harbor else contextlib.nullcontext()
-            with HI.media_env(str(paths.media_root(self.tasks_root))), memo:
+            memo = HS.memoised_filters(task_dir) if self.memo_harbor else contextlib.nullcontext()
+            with self._lint_env(), memo:
                 self._check(task_dir, rep)
         except Exception as exc:  # a check that cannot even run is a problem, never a pass
             rep.problems.append(f"validator could not finish: {type(exc).__name__}: {exc}")
@@ -237,10 +200,6 @@ class Validator:
 
     def _check(self, d: Path, rep: TaskReport) -> None:
         P = rep.problems
-        from harbor.models.task.config import TaskConfig
-        from harbor.models.task.task import Task
-        from harbor.models.task.verifier_mode import resolve_task_verifier_mode
-
         m = _DIR_RE.fullmatch(d.name)
         if not m:
             P.append(f"folder name {d.name!r} is not <game>-<case_id>")
@@ -249,16 +208,16 @@ class Validator:
         self._check_links(d, P)
         try:
             raw = tomllib.loads((d / "task.toml").read_text(encoding="utf-8"))
-            cfg = TaskConfig.model_validate(raw)
+            cfg = HT.parse_task_config(raw)
         except Exception as exc:
             P.append(f"task.toml does not parse with Harbor's TaskConfig: {exc}")
             return
         try:
-            task = Task(d)
+            task = HT.load_task(d)
         except Exception as exc:
             P.append(f"Harbor's Task() rejects the folder: {type(exc).__name__}: {exc}")
             return
-        if not Task.is_valid_dir(d):
+        if not HT.is_valid_task_dir(d):
             P.append("Task.is_valid_dir() is False: `harbor run -p DATASET` would skip it silently")
 
         meta = cfg.metadata or {}
@@ -272,7 +231,7 @@ class Validator:
             P.append(f"[task].name is {task.name!r}, expected {S.task_name(game, case_id)!r}")
 
         # -- Harbor semantics: users, verifier, budget, network, resources
-        if resolve_task_verifier_mode(cfg).value != "separate":
+        if HT.verifier_mode(cfg) != "separate":
             P.append("the verifier is not separate")
         if cfg.agent.user in (None, "root", 0, "0"):
             P.append(f"the agent runs as root (user={cfg.agent.user!r})")
@@ -326,7 +285,7 @@ class Validator:
         well-formed reference; a pinned dataset's (or, with require_pinned, any) must be a digest pin."""
         used = docker_image
         if media == "copy":
-            froms = [ln.split()[1:] for ln in _read_lines(d / "environment" / "Dockerfile")
+            froms = [ln.split()[1:] for ln in EF.read_lines(d / "environment" / "Dockerfile")
                      if ln.split()[:1] and ln.split()[0].upper() == "FROM"]
             used = froms[0][0] if len(froms) == 1 and len(froms[0]) == 1 else None
         if not used:
@@ -463,11 +422,11 @@ class Validator:
         if seed_file.is_file() and seed_file.read_bytes() != seed:
             P.append(f"environment/answer.json (the answer seed) is not byte-identical to {game}/answer_seed.json")
         if media == "copy":
-            self._check_dockerfile(envdir / "Dockerfile", protocol, base_image, P)
+            EF.check_dockerfile(envdir / "Dockerfile", protocol, base_image, P)
             mp4 = envdir / "match.mp4"
             src = Path(r["media"])
             if mp4.is_file() and src.is_file() and sha256_file(mp4) != sha256_file(src):
-                P.append(f"environment/match.mp4 differs from {game}/media/{case_id}.mp4")
+                P.append(f"environment/match.mp4 differs from {media_rel(game, case_id)}")
         if media == "mount":
             video = Path(r["media"])  # where $VA_MEDIA_ROOT (or the tasks tree) has it
             if video.is_file() and not media_world_readable(video):
@@ -475,97 +434,10 @@ class Validator:
                          "'Permission denied' on /app/match.mp4 (chmod a+r it)")
         compose = envdir / "docker-compose.yaml"
         if compose.is_file():
-            self._check_compose(compose, protocol, net, media, game, case_id, P, rep)
+            EF.check_compose(compose, protocol, net, media, game, case_id, P, rep.notes)
         cfg_seed = tomllib.loads((d / "task.toml").read_text(encoding="utf-8")).get("metadata", {}).get("answer_seed_sha256")
         if cfg_seed != sha256_bytes(seed):
             P.append(f"[metadata].answer_seed_sha256 is not the SHA-256 of {game}/answer_seed.json")
-
-    def _check_dockerfile(self, path: Path, protocol: str, base_image: str, P: list[str]) -> None:
-        if not path.is_file():
-            return
-        allowed = {"match.mp4": S.MEDIA_TARGET, "answer.json": S.ANSWER_PATH}
-        if protocol == "B":
-            allowed["instruction.md"] = S.INSTRUCTION_TARGET
-        seen = set()
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            words = line.split()
-            if not words or words[0].startswith("#"):
-                continue
-            op = words[0].upper()
-            if op in ("COPY", "ADD"):
-                args = [w for w in words[1:] if not w.startswith("--")]
-                if op == "ADD" or len(args) != 2 or allowed.get(args[0]) != args[1]:
-                    P.append(f"environment/Dockerfile:{n}: {line.strip()!r} is not one of the allowed inputs "
-                             f"{sorted(allowed)} copied to /app")
-                else:
-                    seen.add(args[0])
-            elif op == "FROM":
-                if words[1:] != [base_image]:
-                    P.append(f"environment/Dockerfile:{n}: {line.strip()!r} is not FROM the declared base image "
-                             f"{base_image}")
-            elif op not in ("WORKDIR", "ENTRYPOINT"):
-                P.append(f"environment/Dockerfile:{n}: unexpected instruction {op}")
-        for name in sorted(set(allowed) - seen):
-            P.append(f"environment/Dockerfile does not copy {name} to {allowed[name]}")
-
-    def _check_compose(self, path: Path, protocol: str, net: str, media: str, game: str, case_id: str,
-                       P: list[str], rep: TaskReport) -> None:
-        try:
-            doc = _load_yaml(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError as exc:
-            P.append(f"environment/docker-compose.yaml is not YAML: {exc}")
-            return
-        services = (doc or {}).get("services") or {}
-        if set(services) != {"main"} or set(doc) != {"services"}:
-            P.append(f"docker-compose.yaml must define only services.main, found {sorted(doc)} / {sorted(services)}")
-        main = services.get("main") or {}
-        extra = set(main) - {"entrypoint", "network_mode", "volumes", "command"}
-        if extra:
-            P.append(f"services.main has unexpected keys {sorted(extra)}")
-        want_cmd = ["/bin/sh", "-c", S.SEED_COMMAND] if media == "mount" else None
-        if main.get("command") != want_cmd:
-            P.append(f"services.main.command is {main.get('command')!r}, expected {want_cmd!r}")
-        if main.get("entrypoint") != []:
-            P.append("services.main must set `entrypoint: []` (an image ENTRYPOINT would stop the trial)")
-        want_none = S.NET_MODES[net].compose_none
-        if want_none and main.get("network_mode") != "none":
-            P.append(f"--net {net} needs `network_mode: none` on services.main")
-        if not want_none and "network_mode" in main:
-            P.append(f"--net {net} must not set network_mode on main (it would bypass Harbor's egress control)")
-        expected = {}
-        if media == "mount":
-            expected[S.MEDIA_TARGET] = f"{game}/media/{case_id}.mp4"
-            if protocol == "B":
-                expected[S.INSTRUCTION_TARGET] = "./instruction.md"
-            expected[S.SEED_SOURCE_TARGET] = "./answer.json"
-        seen = {}
-        for i, v in enumerate(main.get("volumes") or []):
-            if not isinstance(v, dict) or v.get("type") != "bind":
-                P.append(f"services.main.volumes[{i}] is not a long-syntax bind mount: {v!r}")
-                continue
-            src, tgt = str(v.get("source", "")), str(v.get("target", ""))
-            if v.get("read_only") is not True:
-                P.append(f"services.main.volumes[{i}] ({tgt}) is not read-only")
-            if tgt not in expected:
-                P.append(f"services.main.volumes[{i}] mounts {src} at {tgt}: only {sorted(expected)} may be mounted")
-                continue
-            seen[tgt] = src
-            if tgt == S.MEDIA_TARGET:
-                m = _MEDIA_SOURCE_RE.fullmatch(src)
-                ok = (m.group(1) == expected[tgt]) if m else (src.startswith("/") and src.endswith("/" + expected[tgt]))
-                if not ok:
-                    P.append(f"the video mount source {src!r} is not ${{{S.MEDIA_ENV}:?...}}/{expected[tgt]} "
-                             f"or an absolute --host-media path ending in it")
-                if not m:
-                    rep.notes.append(f"video pinned to {src} (--host-media)")
-            elif src != expected[tgt]:
-                P.append(f"the mount of {tgt} comes from {src!r}, expected {expected[tgt]!r}")
-        for tgt in sorted(set(expected) - set(seen)):
-            P.append(f"docker-compose.yaml does not mount {expected[tgt]} at {tgt}")
-        for tgt, src in seen.items():
-            low = src.lower()
-            if any(s in low for s in ("/gt/", "tests/", "solution/", "judge")):
-                P.append(f"the mount of {tgt} comes from {src!r}, a verifier/oracle-only path")
 
     def _check_verifier_side(self, d: Path, protocol: str, game: str, case_id: str, seed: bytes, r: dict,
                              P: list[str]) -> None:
@@ -587,7 +459,7 @@ class Validator:
                 P.append("tests/test.sh is not executable")
         gt_file = tests / "gt.json"
         if gt_file.is_file() and Path(r["gt"]).is_file() and gt_file.read_bytes() != Path(r["gt"]).read_bytes():
-            P.append(f"tests/gt.json is not the tasks tree's {game}/gt/{case_id}.json")
+            P.append(f"tests/gt.json is not the tasks tree's {gt_rel(game, case_id)}")
         try:
             case = json.loads((tests / "case.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
@@ -618,21 +490,15 @@ class Validator:
         except ValueError as exc:
             P.append(f"solution/answer.json is not JSON: {exc}")
         rewards = self.judge.reward_of(self.judge.judge(gt, data))
-        if any(rewards.get(k) != 1.0 for k in REWARD_KEYS):
+        if any(rewards.get(k) != 1.0 for k in self.judge.REWARD_KEYS):
             P.append(f"the oracle answer does not score 1.0 with the judge: {rewards}")
 
     def _check_lint(self, d: Path, media: str, P: list[str], rep: TaskReport, pinned: bool = False) -> None:
-        from harbor.lint import lint_task
-        from harbor.lint.models import COMPOSE_RULES, DEFAULT_RULES, LintRule
-
-        rules = set(DEFAULT_RULES) | {LintRule.ROOT_AGENT}
-        if not self.with_compose:
-            rules -= set(COMPOSE_RULES) - {LintRule.INVALID_TASK_CONFIG, LintRule.INVALID_TASK_FILES}
-        if pinned or self.require_pinned:  # Harbor's own check of docker_image / FROM (off by default)
-            rules.add(LintRule.UNPINNED_IMAGE)
-        for f in lint_task(d, selected_rules=rules):
+        # pinned: Harbor's own check of docker_image / FROM (off by default) too
+        rules = HT.lint_rules(self.with_compose, pinned=pinned or self.require_pinned)
+        for f in HT.lint(d, rules):
             where = f"{Path(f.path).relative_to(d) if f.path and Path(f.path).is_relative_to(d) else f.path}"
-            expected = (media == "mount" and f.rule == LintRule.COMPOSE_EXTERNAL_BIND_MOUNT
+            expected = (media == "mount" and f.rule == HT.COMPOSE_EXTERNAL_BIND_MOUNT
                         and "volumes[0]" in f.message)
             if expected:
                 rep.notes.append("lint: compose-external-bind-mount of the video (expected in mount mode)")
@@ -661,11 +527,11 @@ class Validator:
                     dataset_problems.append(f"{S.DATASET_MARKER} lists {len(listed)} tasks, the folder holds "
                                             f"{len(found)}: missing {sorted(set(listed) - set(found))[:5]}, "
                                             f"extra {sorted(set(found) - set(listed))[:5]}")
-        batch = HI.ComposeBatch()
-        with HI.media_env(str(paths.media_root(self.tasks_root))), batch.installed():
+        batch = HS.ComposeBatch()
+        with self._lint_env(), batch.installed():
             if self.with_compose and self.batch_compose:
                 batch.prefetch([(t / "environment" / "docker-compose.yaml", main) for t in tasks
-                                if (main := _batchable_compose(t)) is not None])
+                                if (main := EF.batchable_compose(t)) is not None])
             if processes is None:
                 processes = jobs > 1 and len(tasks) >= 2 * jobs
             processes = processes and "fork" in multiprocessing.get_all_start_methods()
@@ -694,13 +560,6 @@ class Validator:
 
 _WORKER: Validator | None = None
 UNPINNED_NOTE = "unpinned base image: "
-
-
-def _read_lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
 
 
 def _check_in_worker(task: Path) -> TaskReport:

@@ -27,6 +27,7 @@ from video_arena.games.base import record_formats
 from video_arena.importing.importer import Importer, Provenance, RecordRefused
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
 from video_arena.cli_args import comma_list
+from video_arena.importing.tree import import_tree
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,7 +70,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with Importer(a.tasks_root, a.media_root, replace=a.replace) as imp:
             if a.from_tree is not None:
-                from video_arena.importing.tree import import_tree
 
                 games = comma_list(a.games) if a.games else None
                 notes = import_tree(a.from_tree, imp, prov, games=games, fps=a.fps)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
-import json
 import os
 import secrets
 import shutil
@@ -24,15 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
-from video_arena.cases.build import GT_FORMAT, ID_ALPHABET, MANIFEST_FORMAT, BuildError, dump_json, round_value
+from video_arena.cases.build import GT_FORMAT, ID_ALPHABET, BuildError, round_value
 from video_arena.media.pacing import frame_time
 from video_arena.core.tasks import CASE_ID_RE, DELTA_LABELS, GAME_RE, GameDefinition, TasksTreeError, load_cases, parse_game_toml
+from video_arena.core.tasks import MANIFEST_FORMAT, TasksTree, read_tree_json, tree_json
 from video_arena.digests import sha256_file
 from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M
 from video_arena.importing.logs import ImportCaseError, LogRow
 from video_arena.importing.rules import NoWhereRule, where_error
 from video_arena.toolkit_info import toolkit_provenance
+from video_arena.games.cli import expected_files
 
 TIME_EPS = 1e-6
 IMPORTED_COLLECTION = "imported"
@@ -75,7 +76,6 @@ def game_definition(game: str, tasks_root: Path) -> tuple[GameDefinition, dict[s
             raise ImportCaseError(str(exc)) from None
     if game not in game_names():
         raise ImportCaseError(f"unknown game {game!r}: games are {', '.join(game_names())}")
-    from video_arena.games.cli import expected_files
 
     files = expected_files(game)
     return parse_game_toml(files["game.toml"].decode("utf-8"), source=f"{game}/game.toml"), files
@@ -195,6 +195,7 @@ class Importer:
         self.stage = Path(tempfile.mkdtemp(prefix=".import-", dir=self.root))
         self.media_stage = (self.stage if _same_dir(self.media_root, self.root)
                             else Path(tempfile.mkdtemp(prefix=".import-", dir=self.media_root)))
+        self.tree, self.staged = TasksTree(self.root, self.media_root), TasksTree(self.stage, self.media_stage)
         self.games: dict[str, _GameChanges] = {}
         self.taken: dict[str, set[str]] = {}
         self.reports: list[dict[str, Any]] = []
@@ -247,8 +248,7 @@ class Importer:
         return case_id
 
     def _files_exist(self, game: str, cid: str) -> bool:
-        return ((self.root / game / "gt" / f"{cid}.json").exists()
-                or (self.media_root / game / "media" / f"{cid}.mp4").exists())
+        return self.tree.gt(game, cid).exists() or self.tree.media(game, cid).exists()
 
     def add_case(self, game: str, video: Path, rows: list[LogRow], series: list[tuple[str, float, float]] | None,
                  prov: Provenance, case_id: str | None = None, fps: int | None = None,
@@ -270,7 +270,7 @@ class Importer:
                                           f"(band {gd.band}, neutral {gd.value_neutral}): it is {want!r}")
         cid = self._case_id(game, case_id)
 
-        staged_media = self.media_stage / game / "media" / f"{cid}.mp4"
+        staged_media = self.staged.media(game, cid)
         staged_media.parent.mkdir(parents=True, exist_ok=True)
         vinfo = M.prepare(Path(video), staged_media, gd.render_size, fps)
         fps_out, n_frames = vinfo["fps"], vinfo["n_frames"]
@@ -312,9 +312,9 @@ class Importer:
             "video": {"fps": fps_out, "n_frames": n_frames, "width": gd.render_size[0], "height": gd.render_size[1]},
             "record": record,
         }
-        staged_gt = self.stage / game / "gt" / f"{cid}.json"
+        staged_gt = self.staged.gt(game, cid)
         staged_gt.parent.mkdir(parents=True, exist_ok=True)
-        staged_gt.write_bytes(dump_json(gt))
+        staged_gt.write_bytes(tree_json(gt))
         in_files = {"video": Path(video), **(inputs or {})}
         entry = {
             "case_id": cid,
@@ -397,22 +397,21 @@ class Importer:
                 staged.write_bytes(data)
                 moves.append((staged, gdir / name))
             for c in g.cases:
-                moves.append((self.media_stage / game / "media" / f"{c['case_id']}.mp4",
-                               self.media_root / game / "media" / f"{c['case_id']}.mp4"))
-                moves.append((self.stage / game / "gt" / f"{c['case_id']}.json", gdir / "gt" / f"{c['case_id']}.json"))
-            cases_doc = _read_json(gdir / "cases.json", {"game": game, "cases": []})
+                moves.append((self.staged.media(game, c["case_id"]), self.tree.media(game, c["case_id"])))
+                moves.append((self.staged.gt(game, c["case_id"]), self.tree.gt(game, c["case_id"])))
+            cases_doc = _read_json(self.tree.cases_path(game), {"game": game, "cases": []})
             cases_doc["cases"] = _merged(cases_doc.get("cases", []), g.cases)
-            manifest = _read_json(gdir / "manifest.json", None) or {
+            manifest = _read_json(self.tree.manifest_path(game), None) or {
                 "format": MANIFEST_FORMAT, "game": game, "n_cases": 0,
                 "provenance": {"origin": "imported with `video-arena import-cases`: each case's source, "
                                          "licence, V_t model and inputs are in its entry"},
                 "cases": []}
             manifest["cases"] = _merged(manifest.get("cases", []), g.manifest_entries)
             manifest["n_cases"] = len(manifest["cases"])
-            for name, doc in (("manifest.json", manifest), ("cases.json", cases_doc)):
-                staged = self.stage / game / name
-                staged.write_bytes(dump_json(doc))
-                tail.append((staged, gdir / name))
+            for staged, final, doc in ((self.staged.manifest_path(game), self.tree.manifest_path(game), manifest),
+                                       (self.staged.cases_path(game), self.tree.cases_path(game), cases_doc)):
+                staged.write_bytes(tree_json(doc))
+                tail.append((staged, final))
         done = []
         for staged, final in moves + tail:
             final.parent.mkdir(parents=True, exist_ok=True)
@@ -454,6 +453,6 @@ def _read_json(path: Path, default):
     if not path.is_file():
         return default
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_tree_json(path)
     except ValueError as exc:
         raise ImportCaseError(f"{path}: not valid JSON ({exc}): fix or remove it before importing") from None

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.cases.build import GT_FORMAT
+from video_arena.core.tasks import CASES_FILE, MANIFEST_FILE, TasksTree, gt_rel, media_rel
 from video_arena.importing.importer import Importer, Provenance, game_definition
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
+from video_arena.games.cli import expected_files
 
 
 def _file_notes(src_game: Path, ours: dict[str, bytes]) -> dict[str, list[str]]:
@@ -38,8 +40,8 @@ def _file_notes(src_game: Path, ours: dict[str, bytes]) -> dict[str, list[str]]:
                 notes["answer_seed.json"].append(f"is {seed!r}, not {{\"events\": []}}")
         except ValueError:
             notes["answer_seed.json"].append("is not valid JSON")
-    if (src_game / "manifest.json").is_file():
-        notes["manifest.json"] = ["not read: provenance comes from --source, --licence and --value-model"]
+    if (src_game / MANIFEST_FILE).is_file():
+        notes[MANIFEST_FILE] = ["not read: provenance comes from --source, --licence and --value-model"]
     return notes
 
 
@@ -69,9 +71,10 @@ def import_tree(src: Path, importer: Importer, prov: Provenance, games: list[str
     src = Path(src).expanduser().resolve()
     if not src.is_dir():
         raise ImportCaseError(f"--from-tree {src}: not a directory")
-    game_dirs = sorted(p for p in src.iterdir() if p.is_dir() and (p / "gt").is_dir())
+    tree = TasksTree(src)
+    game_dirs = sorted(p for p in src.iterdir() if p.is_dir() and tree.gt_dir(p.name).is_dir())
     if games:
-        missing = [g for g in games if not (src / g / "gt").is_dir()]
+        missing = [g for g in games if not tree.gt_dir(g).is_dir()]
         if missing:
             raise ImportCaseError(f"--from-tree {src}: no {', '.join(g + '/gt/' for g in missing)}")
         game_dirs = [p for p in game_dirs if p.name in games]
@@ -81,7 +84,6 @@ def import_tree(src: Path, importer: Importer, prov: Provenance, games: list[str
     for gdir in game_dirs:
         game = gdir.name
         gd, _ = game_definition(game, importer.root)
-        from video_arena.games.cli import expected_files
 
         try:
             ours = expected_files(game)
@@ -89,32 +91,32 @@ def import_tree(src: Path, importer: Importer, prov: Provenance, games: list[str
             ours = {}
         for name, n in _file_notes(gdir, ours).items():
             notes[f"{game}/{name}"] = n
-        gts = sorted(gdir.glob("gt/*.json"))
+        gts = tree.gt_files(game)
         if not gts:
             raise ImportCaseError(f"{gdir}/gt: no ground-truth files")
         listed = None
-        if (gdir / "cases.json").is_file():
+        if tree.cases_path(game).is_file():
             try:
-                listed = [c["case_id"] for c in json.loads((gdir / "cases.json").read_text(encoding="utf-8"))["cases"]]
+                listed = [c["case_id"] for c in json.loads(tree.cases_path(game).read_text(encoding="utf-8"))["cases"]]
             except (ValueError, KeyError, TypeError) as exc:
-                raise ImportCaseError(f"{gdir}/cases.json: malformed ({exc!r})") from None
+                raise ImportCaseError(f"{gdir}/{CASES_FILE}: malformed ({exc!r})") from None
             unlisted = sorted({p.stem for p in gts} - set(listed))
             absent = sorted(set(listed) - {p.stem for p in gts})
             if absent:
-                raise ImportCaseError(f"{gdir}/cases.json lists {absent} but gt/ has no such file")
+                raise ImportCaseError(f"{gdir}/{CASES_FILE} lists {absent} but gt/ has no such file")
             if unlisted:
-                notes[f"{game}/cases.json"] = [f"does not list {unlisted}: they are imported too"]
+                notes[f"{game}/{CASES_FILE}"] = [f"does not list {unlisted}: they are imported too"]
         for gt_path in gts:
-            rel = f"{game}/gt/{gt_path.name}"
+            rel = gt_rel(game, gt_path.stem)
             try:
                 doc = json.loads(gt_path.read_text(encoding="utf-8"))
             except (ValueError, UnicodeDecodeError) as exc:
                 raise ImportCaseError(f"{rel}: not valid JSON: {exc}") from None
             if not isinstance(doc, (list, dict)):
                 raise ImportCaseError(f"{rel}: expected a list of rows or an object with 'events'")
-            media = gdir / "media" / f"{gt_path.stem}.mp4"
+            media = tree.media(game, gt_path.stem)
             if not media.is_file():
-                raise ImportCaseError(f"{rel}: no video {game}/media/{gt_path.stem}.mp4")
+                raise ImportCaseError(f"{rel}: no video {media_rel(game, gt_path.stem)}")
             rows = read_event_log(gt_path)
             series = read_value_series(gt_path) if isinstance(doc, dict) and "v_series" in doc else None
             rep = importer.add_case(game, media, rows, series, prov, case_id=gt_path.stem, fps=fps,

@@ -32,9 +32,10 @@ from video_arena.core import answer_candidates, extract_answer, protocol_a_promp
 from video_arena.core import results as R
 from video_arena.core.instruction import instruction_for
 from video_arena.core.tasks import ANSWER_ROOT_KEY
-from video_arena.protocol_a import grid as G
-from video_arena.protocol_a.condition import Condition, retry_scale
-from video_arena.protocol_a.engine import HarnessError, RequestOptions, run_request, safe_text
+from video_arena.media import grid as G
+from video_arena.core.condition import Condition, retry_scale
+from video_arena.core.request import RequestOptions
+from video_arena.protocol_a.engine import HarnessError, run_request, safe_text
 from video_arena.toolkit_info import toolkit_provenance
 
 CELL_FILES = (R.ANSWER_FILE, R.RUN_FILE, "prompt.txt", "reply.txt", "receipt.json", "reasoning.txt")

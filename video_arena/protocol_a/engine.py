@@ -3,10 +3,9 @@
 Seed 003's discipline, applied:
 
 * The request is built once as a *reference body* in which every still is named by its own SHA-256
-  (`sha256:<hex>`, or for the MP4 transport `mp4-of-frames:sha256:<h0>,<h1>,...`).  Its canonical
+  (video_arena/core/request.py: the scorer rebuilds it there too, core/provenance.py); its canonical
   JSON's SHA-256 is the request hash; the bytes sent are that body with each reference swapped for
-  the data URL of the still (or of the MP4 built from them).  The scorer rebuilds the reference body
-  from the condition file, the case and the receipt (provenance.verify_cell).
+  the data URL of the still (or of the MP4 built from them).
 * Retries (at most `retry.max_retries`, one shared budget): rate limits (429), timeouts, dropped
   connections and 200 replies that are not chat completions wait 1, 2, 4 s; server errors (5xx) wait
   10, 20, 40 s; each schedule advances on its own failures only (a 5xx after a 429 waits 10 s); a 429
@@ -34,21 +33,18 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import httpx
 import openai
 
+from video_arena.core.condition import Condition, retry_scale
+from video_arena.core.request import IMAGE_REF, MP4_REF, RequestOptions, materialize, reference_body, request_sha256
 from video_arena.digests import sha256_bytes
-from video_arena.protocol_a import grid as G
+from video_arena.media import grid as G
 from video_arena.protocol_a import server_limits as SL
-from video_arena.protocol_a.condition import Condition, canonical_json, retry_scale
-
-IMAGE_REF = "sha256:"
-MP4_REF = "mp4-of-frames:sha256:"
-
 
 class HarnessError(RuntimeError):
     """The call never produced a reply: the cell is missing (stop_reason harness_error), not 0.0."""
@@ -67,109 +63,6 @@ class ContextOverflow(HarnessError):
     ends with stop_reason context_overflow (no answer), counted in its own column by the scorer."""
 
     stop_reason = "context_overflow"
-
-
-@dataclass
-class RequestOptions:
-    """Everything a request depends on besides the condition, the prompt and the stills."""
-
-    model: str
-    max_tokens: int
-    temperature: float | None = 0
-    reasoning_effort: str | None = None
-    enable_thinking: bool | None = None
-    extra_body: dict[str, Any] = field(default_factory=dict)
-
-    def record(self) -> dict[str, Any]:
-        return {"model": self.model, "max_tokens": self.max_tokens, "temperature": self.temperature,
-                "reasoning_effort": self.reasoning_effort, "enable_thinking": self.enable_thinking,
-                "extra_body": self.extra_body}
-
-    @classmethod
-    def from_record(cls, r: dict[str, Any]) -> "RequestOptions":
-        return cls(model=r["model"], max_tokens=int(r["max_tokens"]), temperature=r.get("temperature"),
-                   reasoning_effort=r.get("reasoning_effort"), enable_thinking=r.get("enable_thinking"),
-                   extra_body=dict(r.get("extra_body") or {}))
-
-
-#: request keys a condition (or its recorded options) fixes: --extra-body may not set them, or the run
-#: record would misstate what was sent
-CONDITION_KEYS = ("model", "messages", "max_tokens", "max_completion_tokens", "temperature", "reasoning_effort",
-                  "enable_thinking")
-
-
-def extra_body_collisions(extra: dict[str, Any]) -> list[str]:
-    """The keys of an extra body that would change a condition field (dotted for nested ones)."""
-    hits = [k for k in CONDITION_KEYS if k in extra]
-    ctk = extra.get("chat_template_kwargs")
-    if isinstance(ctk, dict) and "enable_thinking" in ctk:
-        hits.append("chat_template_kwargs.enable_thinking")
-    return hits
-
-
-def check_extra_body(extra: dict[str, Any]) -> None:
-    """Raise ValueError naming the condition fields an extra body would override."""
-    hits = extra_body_collisions(extra)
-    if hits:
-        raise ValueError(
-            f"--extra-body may not set {', '.join(hits)}: a condition field (what run.json records as sent). "
-            f"Use --model, --max-tokens, --reasoning-effort, --enable-thinking, or another condition file "
-            f"(temperature, the prompt)")
-
-
-def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in extra.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _deep_merge(out[k], v)
-        else:
-            out[k] = v
-    return out
-
-
-def reference_body(cond: Condition, opts: RequestOptions, prompt: str,
-                   frame_sha256: list[str]) -> dict[str, Any]:
-    """The request with every still replaced by its SHA-256: what the request hash is taken over."""
-    if cond.transport == "image_parts":
-        media = []
-        for h in frame_sha256:
-            part: dict[str, Any] = {"url": IMAGE_REF + h}
-            if cond.image_detail:
-                part["detail"] = cond.image_detail
-            media.append({"type": "image_url", "image_url": part})
-    else:
-        media = [{"type": "video_url", "video_url": {"url": MP4_REF + ",".join(frame_sha256)}}]
-    text = [{"type": "text", "text": prompt}]
-    content = text + media if cond.doc.get("prompt", {}).get("media_after_text", True) else media + text
-    messages: list[dict[str, Any]] = []
-    if cond.system_prompt:
-        messages.append({"role": "system", "content": cond.system_prompt})
-    messages.append({"role": "user", "content": content})
-    body: dict[str, Any] = {"model": opts.model, "messages": messages, cond.max_tokens_param: opts.max_tokens}
-    if opts.temperature is not None:
-        body["temperature"] = opts.temperature
-    if opts.reasoning_effort:
-        body["reasoning_effort"] = opts.reasoning_effort
-    extra = dict(opts.extra_body or {})
-    if opts.enable_thinking is not None:
-        extra = _deep_merge(extra, {"chat_template_kwargs": {"enable_thinking": bool(opts.enable_thinking)}})
-    return _deep_merge(body, extra)
-
-
-def request_sha256(body: dict[str, Any]) -> str:
-    return sha256_bytes(canonical_json(body))
-
-
-def materialize(body: dict[str, Any], resolve: Callable[[str], str]) -> dict[str, Any]:
-    """A copy of a reference body with each media reference replaced by resolve(reference)."""
-    out = json.loads(json.dumps(body))
-    for msg in out["messages"]:
-        if isinstance(msg.get("content"), list):
-            for part in msg["content"]:
-                for key in ("image_url", "video_url"):
-                    if key in part and isinstance(part[key], dict):
-                        part[key]["url"] = resolve(part[key]["url"])
-    return out
 
 
 def build_mp4(frames: G.FrameSet, work: Path) -> bytes:

@@ -6,7 +6,7 @@ The model never sees the container.  The agent
 1. probes /app/match.mp4 with ffprobe inside the offline container (demux only) and copies the
    packet timestamps out,
 2. plans the grid on the host and runs the very commands the native runner runs
-   (video_arena.protocol_a.grid.frame_commands) inside the container, as one shell script,
+   (video_arena.media.grid.frame_commands) inside the container, as one shell script,
 3. copies the stills out to its logs (agent/frames/),
 4. builds the prompt with protocol_a_prompt() from the task's instruction (already rendered for
    Protocol A) and makes the one /chat/completions call from the host, through the same engine as
@@ -35,17 +35,15 @@ from pathlib import Path
 from typing import Any
 
 import openai
-from harbor.agents.base import BaseAgent
-from harbor.agents.capabilities import AgentCapabilities
-from harbor.environments.base import BaseEnvironment
-from harbor.models.agent.context import AgentContext
 
 from video_arena.core.tasks import CASE_ID_RE, GAME_RE
 from video_arena.digests import sha256_bytes
-from video_arena.protocol_a import grid as G
+from video_arena.harbor_api.agents import AgentCapabilities, AgentContext, BaseAgent, BaseEnvironment, extra_env
+from video_arena.harbor_api.trials import trial_task
+from video_arena.media import grid as G
 from video_arena.protocol_a.cell import execute_cell
-from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, load_condition
-from video_arena.protocol_a.engine import RequestOptions, check_extra_body
+from video_arena.core.condition import CONDITIONS_SUBDIR, load_condition
+from video_arena.core.request import RequestOptions, check_extra_body
 
 MEDIA = "/app/match.mp4"
 ANSWER = "/app/answer.json"
@@ -78,7 +76,7 @@ def model_id(model_name: str | None) -> str:
 def game_case_of(session_id: str | None, logs_dir: Path) -> tuple[str | None, str | None]:
     """(game, case_id) from the trial's task name `<game>-<case_id>` (best effort; None if unknown)."""
     for name in (session_id or "", logs_dir.parent.name):
-        task = name.split("__")[0].rsplit("/", 1)[-1]
+        task = trial_task(name)
         if "-" in task:
             game, case = task.rsplit("-", 1)
             if GAME_RE.match(game) and CASE_ID_RE.match(case):
@@ -127,7 +125,7 @@ class ProtocolA(BaseAgent):
         self.logger.info("setup: %s", (res.stdout or "").strip().replace("\n", " | "))
 
     def _env(self, key: str) -> str | None:
-        return self._extra_env.get(key) or os.environ.get(key)
+        return extra_env(self).get(key) or os.environ.get(key)
 
     async def _sh(self, environment: BaseEnvironment, script: str, timeout: int = 3600) -> str:
         res = await environment.exec(script, timeout_sec=timeout)

@@ -24,19 +24,17 @@ from typing import Any
 
 import openai
 
-from video_arena import paths
 from video_arena.core import results as R
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, resolve
-from video_arena.protocol_a import grid as G
+from video_arena.media import grid as G
 from video_arena.protocol_a.cell import execute_cell
-from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
-from video_arena.protocol_a.engine import RequestOptions, check_extra_body
+from video_arena.core.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
+from video_arena.core.request import RequestOptions, check_extra_body
 from video_arena.cli_args import comma_list
 from video_arena.toolkit_info import toolkit_provenance
 from video_arena.core.condition_fields import finished_cell_conflict
 
-CACHE_ENV = "VA_CACHE_DIR"
 
 
 def _bool(s: str) -> bool:
@@ -84,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--tasks-root", default=None, help="tasks tree (default $VA_TASKS_ROOT or the built-in tasks/)")
     ap.add_argument("--media-root", default=None, help="where <game>/media/<case>.mp4 are (default: tasks root)")
     ap.add_argument("--cache-dir", default=None,
-                    help=f"stills cache (default ${CACHE_ENV} or <checkout>/.cache/protocol_a)")
+                    help=f"stills cache (default ${G.CACHE_ENV} or <checkout>/.cache/protocol_a)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar (also: VA_NO_PROGRESS=1)")
     return ap
 
@@ -135,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     cdir = out / CONDITIONS_SUBDIR
     cdir.mkdir(exist_ok=True)
     shutil.copyfile(cond.source, cdir / f"{cond.sha256}.json")
-    cache = G.FrameCache(a.cache_dir or os.environ.get(CACHE_ENV) or paths.REPO_ROOT / ".cache" / "protocol_a")
+    cache = G.FrameCache(G.cache_root(a.cache_dir))
     opts = RequestOptions(model=a.model, max_tokens=a.max_tokens or cond.max_tokens, temperature=cond.temperature,
                           reasoning_effort=a.reasoning_effort, enable_thinking=a.enable_thinking,
                           extra_body=a.extra_body)

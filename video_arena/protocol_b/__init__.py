@@ -1,4 +1,4 @@
-"""Protocol B (agentic): sandbox, preflight, process-tree runner, answer states, egress audit.
+"""Protocol B (agentic): sandbox, preflight, process-tree runner, answer states.
 
     runner.py     `video-arena run-b` (thin CLI): arguments, checks before the first cell, the pool, resume
     cell.py       one cell end to end: sandbox, template, spawn, collect, audit, run.json (via core/results.py)
@@ -8,6 +8,7 @@
     preflight.py  ffmpeg/ffprobe/python3 (hard) and Python modules/tesseract (warnings)
     procs.py      the cell's processes: its PID namespace (isolated) or its process tree (--no-isolation)
     states.py     wrote / never_wrote / deleted by digest against the seed
-    audit.py      egress audit of the transcript (agent-authored lines only)
-    prompt.py     the turn-1 prompt (shared with the Harbor generator)
+
+The egress audit of a transcript is video_arena/core/audit.py (the scorer audits Harbor transcripts
+with it too), the turn-1 prompt video_arena/core/prompts.py (shared with the Harbor generator).
 """

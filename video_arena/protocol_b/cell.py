@@ -5,7 +5,7 @@ started through spawn.py (isolated, or under the shepherd), stopped at the wall 
 collected, bounded and never through a symlink, its state decided by digest (states.py); the
 transcript audited (audit.py); `<out>/<game>/<case_id>/{answer.json, run.json, prompt.txt, logs/}`
 written through video_arena/core/results.py.  docs/PROTOCOLS.md, "Protocol B: agentic", lists every
-run.json key.  Also here: the recorded form of a command (`redact`: secrets masked).
+run.json key.  A command is recorded in its redacted form (core/results.py `redact`: secrets masked).
 """
 from __future__ import annotations
 
@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.core import results as R
+from video_arena.core.results import redact
 from video_arena.core.instruction import instruction_for, text_digest
 from video_arena.core.tasks import resolve
-from video_arena.protocol_b.audit import audit_files, turns_reported
+from video_arena.core.audit import audit_files, turns_reported
 from video_arena.protocol_b.isolation import MODE_BWRAP, Isolation
 from video_arena.core.prompts import turn1_prompt
 from video_arena.protocol_b.sandbox import agent_environment, create_sandbox
@@ -39,7 +40,6 @@ RUNNER_VERSION = "video-arena-run-b/2"
 CELL_FILES = (R.RUN_FILE, R.ANSWER_FILE, "prompt.txt", "logs")
 PLACEHOLDERS = ("sandbox", "prompt", "max_turns", "reasoning_effort")
 _PLACEHOLDER_RE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
-_SECRET_RE = re.compile(r"(?i)((?:key|token|secret|password|passwd|auth)[\w-]*\s*[=:]\s*)(\S+)")
 DEFAULT_LOG_CAP_MB = 64
 #: the shell's exit codes for a command it could not run (126: found but not executable, 127: not found):
 #: however the command is wrapped (`timeout 600 agent`, `env X=1 agent`, `cd dir && agent`,
@@ -74,11 +74,6 @@ def shell_message(path: Path, cap: int = 4096) -> str:
         return ""
     lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
     return lines[-1][:300] if lines else ""
-
-
-def redact(command: str) -> str:
-    """The command as recorded in run.json: values of KEY=/TOKEN=/... assignments masked."""
-    return _SECRET_RE.sub(lambda m: m.group(1) + "***", command)
 
 
 def now_iso() -> str:

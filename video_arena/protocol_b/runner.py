@@ -38,8 +38,9 @@ from video_arena.toolkit_info import toolkit_provenance
 from video_arena.core.tasks import iter_cases
 from video_arena.progress import bar as progress_bar
 from video_arena.protocol_b import procs
+from video_arena.core.results import redact
 from video_arena.protocol_b.cell import (DEFAULT_LOG_CAP_MB, PLACEHOLDERS, RunConfig, TemplateError, fill_template,
-                                         redact, run_cell)
+                                         run_cell)
 from video_arena.protocol_b.isolation import MODE_BWRAP, IsolationError, agent_command_problem, make_isolation
 from video_arena.protocol_b.preflight import run_preflight
 from video_arena.protocol_b.sandbox import (CELL_MARKER_ENV, SandboxError, agent_environment, ancestor_warnings,

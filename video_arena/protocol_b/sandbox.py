@@ -29,6 +29,7 @@ from pathlib import Path
 
 from video_arena import paths
 from video_arena.core.prompts import SANDBOX_FILES
+from video_arena.core.instruction import text_digest
 
 CONTAINER_PREFIX = "va-b-"
 CELL_MARKER_ENV = "VIDEO_ARENA_B_CELL"
@@ -120,8 +121,6 @@ def create_sandbox(base: Path, *, media: Path, instruction_text: str, seed_bytes
 
     `prompt_for(sandbox_path) -> str` builds the prompt (it names the working directory).
     """
-    from video_arena.core.instruction import text_digest
-
     if not Path(media).is_file():
         raise SandboxError(f"the case's media {media} does not exist (build the cases, or point "
                            f"--media-root / ${paths.MEDIA_ROOT_ENV} at them)")

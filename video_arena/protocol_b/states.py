@@ -25,13 +25,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from video_arena.core.judge_loader import load_judge
 from video_arena.core.tasks import ANSWER_ROOT_KEY
 from video_arena.digests import sha256_bytes
 
 WROTE, NEVER_WROTE, DELETED, TOO_LARGE = "wrote", "never_wrote", "deleted", "too_large"
 ANSWER_STATES = (WROTE, NEVER_WROTE, DELETED, TOO_LARGE)
 #: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); a larger answer scores 0.0.
-MAX_ANSWER_BYTES = 16 * 1024 * 1024
+MAX_ANSWER_BYTES = load_judge().MAX_ANSWER_BYTES
 
 
 sha256 = sha256_bytes

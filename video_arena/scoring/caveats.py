@@ -25,17 +25,20 @@ kwargs and timeout multipliers, judge version, and per game the instruction dige
 from __future__ import annotations
 
 import functools
-import json
 import math
 from pathlib import Path
 from typing import Any, Iterable
 
+from video_arena.core.audit import audit_texts, turns_reported
+from video_arena.core.condition import find_condition
 from video_arena.core.condition_fields import compare_lines, condition_of, mixing_lines
+from video_arena.core.judge_loader import load_judge
 from video_arena.core.results import read_bounded, read_json_object
+from video_arena.harbor_api.trials import atif_lines
 
 #: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); the scorer never reads more than
 #: this plus one byte of an answer or a reply.
-MAX_ANSWER_BYTES = 16 * 1024 * 1024
+MAX_ANSWER_BYTES = load_judge().MAX_ANSWER_BYTES
 #: Agent transcripts (Harbor trajectory.json, claude-code.txt): larger ones are left unaudited.
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
 OPERATOR = "set by the operator"
@@ -81,7 +84,6 @@ def reasoning_effort_of(run: dict[str, Any]) -> tuple[str | None, bool]:
 @functools.lru_cache(maxsize=64)
 def _condition_grid(sha: str, extra_dir: str) -> dict[str, Any] | None:
     try:
-        from video_arena.protocol_a.condition import find_condition
         cond = find_condition(sha, [Path(extra_dir)] if extra_dir else [])
         if cond is None:
             return None
@@ -206,38 +208,9 @@ def read_run_conduct(cell, run: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------------------------------
 # Harbor transcripts: the Protocol B egress audit over an agent's trajectory
 # --------------------------------------------------------------------------------------------------
-def atif_lines(traj: dict[str, Any]) -> tuple[list[str], int, set[str]]:
-    """An ATIF trajectory (Harbor's agent/trajectory.json) as transcript lines in the audit's
-    convention (video_arena/protocol_b/audit.py): each agent step becomes one `{"role": "agent", ...}`
-    line holding its message, reasoning and tool calls; every other step (user, system, the tool
-    observations) is tool output and is not scanned.  Returns (lines, agent turns, reasoning efforts)."""
-    lines, turns, efforts = [], 0, set()
-    stack = [traj]
-    while stack:
-        t = stack.pop()
-        for step in t.get("steps") or []:
-            if not isinstance(step, dict) or step.get("source") != "agent":
-                continue
-            if not step.get("is_copied_context"):
-                turns += 1
-            if step.get("reasoning_effort") not in (None, ""):
-                efforts.add(str(step["reasoning_effort"]))
-            msg = step.get("message")
-            if isinstance(msg, list):
-                msg = "\n".join(str(p.get("text") or "") for p in msg if isinstance(p, dict))
-            text = "\n".join(x for x in (str(msg or ""), str(step.get("reasoning_content") or "")) if x)
-            calls = [{"function": {"name": str(c.get("function_name") or ""), "arguments": c.get("arguments") or {}}}
-                     for c in step.get("tool_calls") or [] if isinstance(c, dict)]
-            lines.append(json.dumps({"role": "agent", "text": text, "tool_calls": calls}))
-        stack.extend(s for s in t.get("subagent_trajectories") or [] if isinstance(s, dict))
-    return lines, turns, efforts
-
-
 def audit_harbor_agent(agent_dir: Path) -> dict[str, Any]:
     """{verdict, audit record, turns_used, reasoning efforts, source} for a Harbor trial's agent/ folder:
     the ATIF trajectory.json when there is one, else claude-code's stream-json log; neither: unaudited."""
-    from video_arena.protocol_b.audit import audit_texts, turns_reported
-
     traj_path = agent_dir / "trajectory.json"
     cc_path = agent_dir / "claude-code.txt"
     if traj_path.is_file():

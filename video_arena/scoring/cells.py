@@ -8,18 +8,20 @@ too.  Answers are read with a bound (the judge's cap + 1 byte).
 """
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from video_arena.core import provenance
 from video_arena.core import results as R
+from video_arena.core import tasks as T
+from video_arena.core.judge_loader import load_judge
 from video_arena.digests import sha256_bytes
 from video_arena.scoring import caveats as CV
 
 BENCHMARK_TOLERANCE_S = 3.0
-METRICS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+METRICS = load_judge().REWARD_KEYS
 #: T2/T3 with a cell that has no T1 match counted as 0.0 (Harbor's reward.json convention): the
 #: labelled second column; the headline T2/T3 are the conditional ones above (docs/SCORING.md).
 ZERO_FILLED = {"t2_zero_filled": "t2_macro_acc", "t3_zero_filled": "t3_macro_acc"}
@@ -414,38 +416,39 @@ class GroundTruthCheck:
 
     def __init__(self, root: Path):
         self.root = root
+        self.tree = T.TasksTree(root)
         self._manifests: dict[str, dict[str, str] | None] = {}
         self.unchecked_games: list[str] = []
 
     def _manifest(self, game: str) -> dict[str, str] | None:
         if game not in self._manifests:
-            path = self.root / game / "manifest.json"
-            if not path.exists():
+            try:
+                doc = self.tree.read_manifest(game)
+            except T.TasksTreeError as exc:
+                raise ScoringInputError(f"{exc}; the ground truth cannot be checked") from exc
+            if doc is None:
                 self._manifests[game] = None
                 self.unchecked_games.append(game)
             else:
-                doc, err = R.read_json_object(path)
-                if doc is None:
-                    raise ScoringInputError(f"{path}: {err}; the ground truth cannot be checked")
                 self._manifests[game] = {str(c.get("case_id")): str(c.get("gt_sha256") or "")
                                          for c in doc.get("cases") or [] if isinstance(c, dict)}
         return self._manifests[game]
 
     def load(self, J, game: str, case_id: str) -> tuple[dict[str, Any] | None, str, bool]:
         """(gt, error, corrupt): corrupt when the file is not the one the manifest names."""
-        gt_path = self.root / game / "gt" / f"{case_id}.json"
+        gt_path = self.tree.gt(game, case_id)
         manifest = self._manifest(game)
         if manifest is not None:
             want = manifest.get(case_id)
             try:
-                data, size = R.read_bounded(gt_path, 1 << 28)
+                data, size = R.read_bounded(gt_path, T.MAX_GT_BYTES)
                 got = sha256_bytes(data)
             except OSError as exc:
                 return None, f"{gt_path.name}: unreadable ({exc.strerror or exc})", False
             if not want:
                 return None, f"INTEGRITY: {game}/{case_id} has no gt_sha256 in {game}/manifest.json", True
             if got != want:
-                return None, (f"INTEGRITY: ground truth {game}/gt/{case_id}.json has SHA-256 {got[:16]}..., "
+                return None, (f"INTEGRITY: ground truth {T.gt_rel(game, case_id)} has SHA-256 {got[:16]}..., "
                               f"{game}/manifest.json says {want[:16]}...: not scored"), True
         try:
             return J.load_gt(gt_path), "", False
@@ -474,14 +477,5 @@ def passes_gates(cell, verifier, cell_dir, gt, gt_error) -> bool:
 
 
 def load_verifier(tasks_root: Path) -> Callable[[Path], tuple[bool, str]]:
-    """video_arena.protocol_a.provenance.verify_cell bound to a tasks root (imported lazily)."""
-    try:
-        provenance = importlib.import_module("video_arena.protocol_a.provenance")
-    except ImportError as exc:
-        raise ScoringInputError(
-            f"--verify-requests needs video_arena.protocol_a.provenance.verify_cell, which does not "
-            f"import here ({exc}); score with --no-verify-requests or install the Protocol A part") from exc
-    verify = getattr(provenance, "verify_cell", None)
-    if not callable(verify):
-        raise ScoringInputError("--verify-requests: video_arena.protocol_a.provenance has no verify_cell()")
-    return lambda cell_dir: verify(cell_dir, tasks_root)
+    """video_arena/core/provenance.py's verify_cell bound to a tasks root."""
+    return lambda cell_dir: provenance.verify_cell(cell_dir, tasks_root)

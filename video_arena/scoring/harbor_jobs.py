@@ -2,7 +2,7 @@
 Harbor job": which trials are missing, which are scored on what the agent left, the reward check,
 attempts).
 
-A trial folder is read by video_arena/core/results.py (`read_trial`, one `Trial` type); each trial
+A trial folder is read by video_arena/harbor_api/trials.py (`read_trial`, one `Trial` type); each trial
 becomes one `scorer.Cell` (a `HarborCell`), and the cells go through the scorer's own aggregation
 (`scorer.aggregate_game`), so means, n, intervals, dropped games and `--compare` are the native ones.
 """
@@ -17,7 +17,8 @@ from video_arena import paths
 from video_arena.core import condition_fields as CF
 from video_arena.core import results as R
 from video_arena.core import tasks as T
-from video_arena.protocol_a.condition import CONDITIONS_SUBDIR
+from video_arena.core.condition import CONDITIONS_SUBDIR
+from video_arena.harbor_api import trials as TR
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import cells as SC
 from video_arena.scoring import scorer as S
@@ -32,20 +33,20 @@ AGENT_STOP_EXCEPTIONS = frozenset({
     "ContextWindowExceededError", "ContextLengthExceededError",
     "OutputTokenExceededError", "OutputLengthExceededError",
 })
-REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+REWARD_KEYS = SC.METRICS  # the judge's REWARD_KEYS
 REWARD_ATOL = 1e-9
-ANSWER_ARTIFACT = R.ANSWER_ARTIFACT
+ANSWER_ARTIFACT = TR.ANSWER_ARTIFACT
 HARBOR_CELL_FIELDS = ["trial", "attempt", "exception_type", "harbor_reward", "reward_mismatch", "audit_source"]
 
 
 # --------------------------------------------------------------------------------------------------
-# detection (the trial folder layout and its reader are video_arena/core/results.py)
+# detection (the trial folder layout and its reader are video_arena/harbor_api/trials.py)
 # --------------------------------------------------------------------------------------------------
-is_harbor_job = R.is_harbor_job
-trial_dirs = R.trial_dirs
-read_trial = R.read_trial
-split_task_key = R.split_task_key
-Trial = R.Trial
+is_harbor_job = TR.is_harbor_job
+trial_dirs = TR.trial_dirs
+read_trial = TR.read_trial
+split_task_key = TR.split_task_key
+Trial = TR.Trial
 
 
 def _not_a_source_hint(p: Path) -> str | None:
@@ -281,7 +282,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
         raise SC.ScoringInputError(f"tolerance must be a finite number >= 0, not {tolerance!r}")
     if n_boot < 0:
         raise SC.ScoringInputError("--bootstrap must be >= 0")
-    facts = _job_facts(job, R.read_job_config(job))
+    facts = _job_facts(job, TR.read_job_config(job))
     J = judge_mod or load_judge()
     verifier = SC.load_verifier(root) if verify_requests else None
     gt_check = SC.GroundTruthCheck(root)

@@ -12,7 +12,7 @@ from pathlib import Path
 from video_arena import paths
 from video_arena.core import results as R
 from video_arena.core import tasks as T
-from video_arena.protocol_a.condition import CONDITIONS_SUBDIR
+from video_arena.core.condition import CONDITIONS_SUBDIR
 from video_arena.scoring.cells import (BENCHMARK_TOLERANCE_S, STATUS_MISSING, GroundTruthCheck,
                                        ScoringInputError, InstructionDigests, load_verifier, mark_gt_corrupt,
                                        score_cell)

@@ -80,7 +80,9 @@ def _raw_rows(answer_bytes: bytes | None) -> list[dict[str, Any]]:
     return out[:20000]
 
 
-def _norm_rows(answer_bytes: bytes | None, record: dict[str, Any]) -> list[dict[str, Any]]:
+def answer_rows(answer_bytes: bytes | None, record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The answer's rows as the judge's record indexes them (`matches`), normalised as the judge compares
+    them; an answer with a format error: whatever rows can be read from it."""
     if record.get("format_error"):
         return _raw_rows(answer_bytes)
     doc = json.loads(answer_bytes) if answer_bytes else {"events": []}
@@ -95,7 +97,7 @@ def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[s
                   neutral: float = 0.5, title: str | None = None, dpi: int = 110) -> Path:
     spec = gt["spec"]
     gt_rows = [{**e, "t": float(e["t"])} for e in gt["events"]]
-    pred = _norm_rows(answer_bytes, record)
+    pred = answer_rows(answer_bytes, record)
     matches = [(int(p), int(g)) for p, g in record.get("matches", [])]
     gt_matched = {g: p for p, g in matches}
     pred_matched = {p: g for p, g in matches}

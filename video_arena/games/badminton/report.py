@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from video_arena import paths
-from video_arena.core.tasks import load_game
+from video_arena.core.tasks import TasksTree, load_game
 from video_arena.games.badminton import calibration as CAL
 from video_arena.games.badminton import records as R
 from video_arena.games.badminton import scene as SC
@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks-root", default=None)
     ap.add_argument("--no-progress", action="store_true", help="no progress bar (also: VA_NO_PROGRESS=1)")
     a = ap.parse_args(argv)
-    root = Path(a.tasks_root) if a.tasks_root else paths.default_tasks_root()
-    cases_file = root / "badminton" / "cases.json"
+    tree = TasksTree(Path(a.tasks_root) if a.tasks_root else paths.default_tasks_root())
+    cases_file = tree.cases_path("badminton")
     if not cases_file.is_file():
         print(f"report: no {cases_file}: build the cases first", file=sys.stderr)
         return 2
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     durations, pauses, dvs, wheres = [], [], [], Counter()
     pairs, first_v, named, models = [], [], Counter(), []
     for cid in ids:
-        gt = json.loads((root / "badminton" / "gt" / f"{cid}.json").read_text(encoding="utf-8"))
+        gt = json.loads(tree.gt("badminton", cid).read_text(encoding="utf-8"))
         rec = gt["record"]
         m = rec["match"]
         n_rallies += len(rec["rallies"])
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, c in labels.most_common():
         for (kind, where), k in sorted(label_kind[label].items()):
             print(f"| {label or '(empty)'} | {ENGLISH.get(label, '?')} | {kind} | {where or '-'} | {k} |")
-    band = load_game("badminton", root).band
+    band = load_game("badminton", tree.root).band
     print()
     print("V_t: held-out calibration of the pre-rally win probability (python -m video_arena.games.badminton.report; "
           "calibration.py)")

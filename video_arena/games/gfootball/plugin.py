@@ -29,6 +29,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from video_arena import paths
+from video_arena.core.tasks import TasksTree
 from video_arena.digests import sha256_text
 from video_arena.media.pacing import Schedule
 from video_arena.games.base import GamePlugin, Step
@@ -153,7 +154,7 @@ def _committed_records() -> dict[str, dict[str, Any]]:
     """Records in the checkout's committed ground truth, by source id: a simulated match is, like V_t,
     computed once and committed; a rebuild reuses it instead of running the engine again."""
     out = {}
-    for path in sorted((paths.default_tasks_root() / "gfootball" / "gt").glob("*.json")):
+    for path in TasksTree(paths.default_tasks_root()).gt_files("gfootball"):
         try:
             rec = json.loads(path.read_text(encoding="utf-8"))["record"]
             out[rec["source"]["id"]] = rec

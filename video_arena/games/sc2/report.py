@@ -23,11 +23,11 @@ def cases_report() -> int:
     from collections import Counter
 
     from video_arena import paths
-    from video_arena.core.tasks import load_game
+    from video_arena.core.tasks import TasksTree, load_game
     from video_arena.games.sc2 import plugin as P
 
-    root = paths.default_tasks_root() / "sc2"
-    ids = [c["case_id"] for c in json.loads((root / "cases.json").read_text(encoding="utf-8"))["cases"]]
+    tree = TasksTree.at(paths.default_tasks_root())
+    ids = tree.listed_case_ids("sc2")
     if not ids:
         print("tasks/sc2 has no cases", file=sys.stderr)
         return 1
@@ -37,7 +37,7 @@ def cases_report() -> int:
     print("| case | replay (test_replays/...) | release | real minutes | events |")
     print("|---|---|---|---|---|")
     for cid in ids:
-        gt = json.loads((root / "gt" / f"{cid}.json").read_text(encoding="utf-8"))
+        gt = json.loads(tree.gt("sc2", cid).read_text(encoding="utf-8"))
         rec = gt["record"]
         evs = P.events(rec)
         print(f"| {cid} | {rec['source']['path'][len('test_replays/'):]} | {rec['match']['release']} | "

@@ -1,5 +1,5 @@
-"""The one module that reaches into Harbor's private internals: `validate`'s two speed-ups, used only
-with the Harbor version they were written and tested against.
+"""validate's two replacements of Harbor internals, used only with the Harbor release they were written
+and tested against (version.HARBOR_VERSION, the one pyproject.toml pins).
 
 * ComposeBatch: `harbor lint` runs `docker compose config` once per task (most of validate's time).
   This loads the compose files of many tasks in one run and hands each task's result to Harbor's lint
@@ -9,18 +9,13 @@ with the Harbor version they were written and tested against.
   `TaskFileFilter.is_excluded`, `.ignore_rules` and `TaskPaths.validate_input_tree`.
 
 Both replace names Harbor does not promise to keep (a private function, methods and their keyword
-arguments), so both are on only when the installed Harbor is TESTED_HARBOR (the version pyproject.toml
-pins). With any other version, or none that can be read, they do nothing and validate runs Harbor's
-own code path as it is: slower, the same verdicts.
-
-media_env is not a speed-up: Harbor's lint interpolates compose files with the process's environment,
-so ${VA_MEDIA_ROOT:?...} must be set while it runs, on every Harbor version.
+arguments), so both are on only when `version.is_pinned_release()`.  With any other version, or none
+that can be read, they do nothing and validate runs Harbor's own code path as it is: slower, the same
+verdicts.
 """
 from __future__ import annotations
 
 import contextlib
-import functools
-import importlib.metadata
 import json
 import os
 import tempfile
@@ -29,54 +24,14 @@ from pathlib import Path
 from typing import Iterator
 
 import yaml
+from harbor.lint import compose as HC
+from harbor.models.task.file_filter import TaskFileFilter
+from harbor.models.task.paths import TaskPaths
 
-from video_arena.harbor import spec as S
+from video_arena.harbor_api import version
 
-#: The Harbor release the speed-ups below were written against and are tested with.
-TESTED_HARBOR = "0.26.0"
 #: Compose files per `docker compose config` run.
 COMPOSE_BATCH = 120
-
-
-@functools.lru_cache(maxsize=1)
-def installed_version() -> str | None:
-    """The installed Harbor distribution's version (None when it cannot be read; read once)."""
-    try:
-        return importlib.metadata.version("harbor")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def speedups_available() -> bool:
-    """True only when the installed Harbor is the version the speed-ups were tested with."""
-    return installed_version() == TESTED_HARBOR
-
-
-# -- the process-wide environment Harbor's lint reads ----------------------------------------------
-
-_env_lock = threading.Lock()
-_env_users = 0
-_env_set_by_us = False
-
-
-@contextlib.contextmanager
-def media_env(value: str) -> Iterator[None]:
-    """Lint interpolates compose files with os.environ, so ${VA_MEDIA_ROOT:?} must be set while it
-    runs; if the user has not set it, the tasks tree's media root stands in (thread-safe, undone after)."""
-    global _env_users, _env_set_by_us
-    with _env_lock:
-        if _env_users == 0 and S.MEDIA_ENV not in os.environ:
-            os.environ[S.MEDIA_ENV] = value
-            _env_set_by_us = True
-        _env_users += 1
-    try:
-        yield
-    finally:
-        with _env_lock:
-            _env_users -= 1
-            if _env_users == 0 and _env_set_by_us:
-                os.environ.pop(S.MEDIA_ENV, None)
-                _env_set_by_us = False
 
 
 # -- compose files of many tasks in one `docker compose config` run --------------------------------
@@ -91,14 +46,12 @@ class ComposeBatch:
     def __init__(self) -> None:
         self.cache: dict[str, str] = {}
         self.runs = 0
-        self.active = speedups_available()
+        self.active = version.is_pinned_release()
 
     def prefetch(self, todo: list[tuple[Path, dict]]) -> None:
         """todo: (a task's compose file, its `main` service as parsed)."""
         if not self.active or not todo:
             return
-        from harbor.lint import compose as HC
-
         for start in range(0, len(todo), COMPOSE_BATCH):
             chunk = todo[start:start + COMPOSE_BATCH]
             combined = {"services": {f"main_{i}": main for i, (_f, main) in enumerate(chunk)}}
@@ -123,8 +76,6 @@ class ComposeBatch:
         if not self.active:
             yield
             return
-        from harbor.lint import compose as HC
-
         original = HC._load_compose
 
         def load(path, *, task_env=None):
@@ -178,8 +129,6 @@ class _FilterMemo:
 
     @staticmethod
     def _tree_key(task_paths, path, kw):
-        from harbor.models.task.file_filter import TaskFileFilter
-
         exclude = kw.get("exclude")
         if set(kw) - {"exclude"}:
             return None
@@ -192,9 +141,6 @@ class _FilterMemo:
 
     @contextlib.contextmanager
     def task(self, task_dir: Path) -> Iterator[None]:
-        from harbor.models.task.file_filter import TaskFileFilter
-        from harbor.models.task.paths import TaskPaths
-
         targets = {"is_excluded": (TaskFileFilter, self._filter_key),
                    "ignore_rules": (TaskFileFilter, self._filter_key),
                    "validate_input_tree": (TaskPaths, self._tree_key)}
@@ -227,5 +173,5 @@ _FILTER_MEMO = _FilterMemo()
 
 
 def memoised_filters(task_dir: Path) -> contextlib.AbstractContextManager:
-    """While one task is checked: Harbor's path filter memoised (TESTED_HARBOR), else Harbor's own code."""
-    return _FILTER_MEMO.task(task_dir) if speedups_available() else contextlib.nullcontext()
+    """While one task is checked: Harbor's path filter memoised (HARBOR_VERSION), else Harbor's own code."""
+    return _FILTER_MEMO.task(task_dir) if version.is_pinned_release() else contextlib.nullcontext()

@@ -40,6 +40,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Sequence
 
+from video_arena import paths
 from video_arena.digests import sha256_bytes, sha256_file
 
 #: Stills per ffmpeg process: each still is one input (with its own demuxer and decoder) and one
@@ -427,6 +428,16 @@ def extract_frames(media: str | os.PathLike, spec: GridSpec, out_dir: str | os.P
     shas, sizes = hash_frames(out, plan.n)
     return FrameSet(frames_dir=out, plan=plan, media=info, frame_sha256=shas, frame_bytes=sizes,
                     commands=cmds, mode=ex.mode)
+
+
+#: The stills cache's root when neither --cache-dir nor this variable names one: <checkout>/.cache/protocol_a
+#: (run-a writes it, the explorer reads it).
+CACHE_ENV = "VA_CACHE_DIR"
+
+
+def cache_root(explicit: str | os.PathLike | None = None) -> Path:
+    """Where the stills cache is: `explicit`, else $VA_CACHE_DIR, else <checkout>/.cache/protocol_a."""
+    return Path(explicit or os.environ.get(CACHE_ENV) or paths.REPO_ROOT / ".cache" / "protocol_a")
 
 
 class FrameCache:

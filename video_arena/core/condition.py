@@ -4,7 +4,7 @@ It fixes the grid, the tolerance, the generation settings (max_tokens 48000, tem
 retry schedule, the transport (ordered image parts, or one lossless 1 FPS MP4) and the request-body
 cap.  Every run record carries the condition's digest (`condition_sha256`): SHA-256 of the file's
 canonical JSON (sorted keys, no whitespace), so re-indenting a file does not change it but any
-value does.  The versioned files live in `video_arena/protocol_a/conditions/`; `verify_cell` finds
+value does.  The versioned files live in `video_arena/core/conditions/`; `verify_cell` finds
 a cell's condition there by digest (or in `<out>/_conditions/<digest>.json`, where the runner keeps
 a copy of the condition file it ran; the leading underscore keeps the folder out of the scorer's
 game folders).
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.digests import sha256_bytes
-from video_arena.protocol_a.grid import GridSpec
+from video_arena.media.grid import GridSpec
 
 CONDITIONS_DIR = Path(__file__).resolve().parent / "conditions"
 DEFAULT_CONDITION = CONDITIONS_DIR / "video-arena-a-v1.json"

@@ -4,7 +4,7 @@ Each cell records `request_sha256`: the SHA-256 of its request with every still 
 still's own SHA-256 (engine.reference_body).  `verify_cell` rebuilds that request from
 
   * the condition file, found by the recorded `condition_sha256` among the versioned conditions
-    (video_arena/protocol_a/conditions/) or the copy the runner keeps in <out>/_conditions/ (a Harbor
+    (video_arena/core/conditions/) or the copy the runner keeps in <out>/_conditions/ (a Harbor
     trial's: agent/_conditions/),
   * the case: the game's instruction in the tasks tree, rendered for Protocol A,
   * the receipt: the video_ts and the still digests,
@@ -25,12 +25,12 @@ from typing import Any
 from video_arena.core import extract_answer, protocol_a_prompt, resolve, text_digest
 from video_arena.core import results as R
 from video_arena.core.instruction import instruction_for
-from video_arena.core.tasks import ANSWER_ROOT_KEY
-from video_arena.protocol_a import grid as G
-from video_arena.protocol_a.condition import CONDITIONS_SUBDIR, find_condition
-from video_arena.protocol_a.engine import RequestOptions, reference_body, request_sha256
+from video_arena.core.condition import CONDITIONS_SUBDIR, find_condition
+from video_arena.core.request import RequestOptions, reference_body, request_sha256
+from video_arena.core.tasks import ANSWER_ROOT_KEY, TasksTree, TasksTreeError
+from video_arena.media import grid as G
 
-__all__ = ["rebuild_request_sha256", "verify_cell", "request_sha256", "reference_body"]
+__all__ = ["rebuild_request_sha256", "verify_cell"]
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -145,13 +145,12 @@ def _case_media_sha(run: dict[str, Any], tasks_root) -> str | None:
         r = resolve(run["game"], run["case_id"], tasks_root)
     except (LookupError, OSError, ValueError, TypeError):
         return None
-    manifest = Path(r["game_dir"]) / "manifest.json"
-    if manifest.is_file():
-        doc = R.read_json_object(manifest)[0] or {}
-        for entry in doc.get("cases") or []:
-            if isinstance(entry, dict) and entry.get("case_id") == run["case_id"]:
-                if isinstance(entry.get("media_sha256"), str):
-                    return entry["media_sha256"]
+    try:
+        entry = TasksTree(r["tasks_root"]).manifest_cases(run["game"]).get(run["case_id"], {})
+    except TasksTreeError:
+        entry = {}
+    if isinstance(entry.get("media_sha256"), str):
+        return entry["media_sha256"]
     case = r["case"]
     for key in ("media_sha256", "sha256"):
         if isinstance(case.get(key), str):
