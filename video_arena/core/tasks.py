@@ -6,6 +6,7 @@
     tasks/<game>/cases.json           {"game": ..., "cases": [{"case_id": ..., ...}, ...]}
     tasks/<game>/gt/<case_id>.json    ground truth (scorer only)
     tasks/<game>/media/<case_id>.mp4  the rendered match
+    tasks/<game>/manifest.json        provenance and, per case, the SHA-256 of its ground truth and video
 """
 from __future__ import annotations
 
@@ -218,3 +219,39 @@ def iter_cases(tasks_root: str | PathLike | None = None, games: list[str] | None
     for g in names:
         for c in load_cases(g, root)[:limit]:
             yield g, c
+
+
+MANIFEST_FILE = "manifest.json"
+
+
+def manifest_cases(game: str, tasks_root: str | PathLike | None = None) -> dict[str, dict[str, Any]] | None:
+    """{case_id: the manifest's case entry} of tasks/<game>/manifest.json (read with a bound, never
+    through a link or blocking); None when the game has no manifest.  A manifest that is not one (not a
+    JSON object, `cases` not a list of objects) is a TasksTreeError, never skipped."""
+    from video_arena.core.results import read_json_object
+
+    path = paths.tasks_root(tasks_root) / str(game) / MANIFEST_FILE
+    if not (path.exists() or path.is_symlink()):
+        return None
+    doc, err = read_json_object(path)
+    if doc is None:
+        raise TasksTreeError(f"{path}: {err}")
+    cases = doc.get("cases", [])
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise TasksTreeError(f"{path}: 'cases' is not a list of case entries")
+    return {str(c.get("case_id")): c for c in cases}
+
+
+def media_digest_problem(game: str, case_id: str, sha256: str, tasks_root: str | PathLike | None = None) -> str:
+    """'' when a case's video (its SHA-256 given) is the one tasks/<game>/manifest.json records, else why
+    not; a game without a manifest is not checked ('')."""
+    entries = manifest_cases(game, tasks_root)
+    if entries is None:
+        return ""
+    want = (entries.get(case_id) or {}).get("media_sha256")
+    if not isinstance(want, str) or not want:
+        return f"{game}/{MANIFEST_FILE} records no media_sha256 for {case_id}: the video cannot be checked"
+    if want != sha256:
+        return (f"the video of {game}/{case_id} has SHA-256 {sha256[:16]}..., {game}/{MANIFEST_FILE} records "
+                f"{want[:16]}...: not the case's video (swapped or re-rendered without its manifest)")
+    return ""
