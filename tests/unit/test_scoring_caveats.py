@@ -66,7 +66,8 @@ def caveat_line(out: str, game: str) -> list[str]:
 
 
 CAVEAT_COL = {"scored": 1, "0-row": 2, "degraded": 3, "truncated": 4, "multi_block": 5, "audit": 6, "redrawn": 7,
-              "over_turns": 8, "no_isolation": 9, "allow_paths": 10, "preflight": 11, "ceiling": 12}
+              "over_turns": 8, "no_isolation": 9, "allow_paths": 10, "preflight": 11, "served": 12, "non_ref": 13,
+              "ceiling": 14}
 
 
 # --------------------------------------------------------------------------------------------------

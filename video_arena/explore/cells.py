@@ -39,7 +39,8 @@ MAX_WALK_ENTRIES = 10_000
 @dataclass
 class CellFiles:
     """Where one cell's files are.  Any of them may be absent (None): absent, not a regular file, or
-    reached through a symbolic link.  reply, prompt, receipt and frames_dir are Protocol A's only."""
+    reached through a symbolic link.  reply, receipt and frames_dir are Protocol A's only (and, in a
+    Harbor trial, the prompt: any other agent writes its agent/ folder itself)."""
 
     dir: Path
     answer: Path | None
@@ -159,7 +160,7 @@ def cell_files(system: SS.SystemScore, cell: SC.Cell) -> CellFiles:
         logs = files_under(root, d / "logs")
     return CellFiles(dir=d, answer=regular_file(root, d / R.ANSWER_FILE), run=run_path,
                      reply=regular_file(root, d / "reply.txt") if is_a else None,
-                     prompt=regular_file(root, d / "prompt.txt") if is_a else None,
+                     prompt=regular_file(root, d / "prompt.txt"),  # both runners write the prompt they sent
                      receipt=regular_file(root, d / "receipt.json") if is_a else None, logs=logs)
 
 

@@ -118,6 +118,10 @@ def cell_caveats(cell: SC.Cell) -> list[str]:
         out.append("not isolated")
     if cell.allow_paths:
         out.append(f"{cell.n_allow_paths} allowed path(s)")
+    if cell.served_other_model:
+        out.append(f"served by {cell.served_model}")
+    if cell.non_reference:
+        out.append("non-reference condition")
     if cell.preflight_warned:
         out.append(f"{cell.preflight_warnings} preflight warning(s)")
     if cell.zero_rows and cell.status == SC.STATUS_SCORED:

@@ -42,7 +42,7 @@ STATUS_FLAGGED = "flagged"
 STATUSES = (STATUS_SCORED, STATUS_MISSING, STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_CORRUPT, STATUS_FLAGGED)
 EXCLUDED = (STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_FLAGGED)
 CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
-           "allow_paths", "preflight_warned")
+           "allow_paths", "preflight_warned", "served_other_model", "non_reference")
 
 
 class ScoringInputError(ValueError):
@@ -103,6 +103,13 @@ class Cell:
     n_allow_paths: int = 0
     preflight: str | None = None
     preflight_warnings: int = 0
+    #: Protocol A: the model the server named in the scored reply (run.json `served_model`), and whether
+    #: it is another model than the one requested (caveats.served_differs)
+    served_model: str | None = None
+    served_other_model: bool = False
+    #: Protocol A: the cell's condition file is none of the versioned ones (its digest matches no file in
+    #: video_arena/protocol_a/conditions/): not the benchmark's condition, whatever name it gives itself
+    non_reference: bool = False
 
     @property
     def redrawn(self) -> bool:
@@ -158,6 +165,8 @@ class Cell:
             "run_attempt": self.run_attempt, "n_redraws": self.n_redraws, "max_turns": self.max_turns,
             "over_turns": self.over_turns, "isolation": self.isolation, "n_allow_paths": self.n_allow_paths,
             "preflight": self.preflight, "preflight_warnings": self.preflight_warnings,
+            "served_model": self.served_model, "served_other_model": self.served_other_model,
+            "non_reference": self.non_reference,
         }
         for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
             row[k] = rec.get(k) if self.status == STATUS_SCORED else None

@@ -55,18 +55,21 @@ def _results_table(s: SS.SystemScore) -> list[str]:
 
 def _caveat_table(s: SS.SystemScore) -> list[str]:
     rows = ["| game | scored / cases | 0-row | missing | excluded | degraded | truncated | multi-block "
-            "| audit not clean | mean recall ceiling | reasoning effort |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| audit not clean | served another model | non-reference condition | mean recall ceiling "
+            "| reasoning effort |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for g, gs in s.games.items():
         cv = gs.caveats()
         rows.append(f"| {g} | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {gs.counts[SC.STATUS_MISSING]} "
                     f"| {gs.counts['excluded']} | {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} "
-                    f"| {cv['audit_flagged']} | {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
+                    f"| {cv['audit_flagged']} | {cv['served_other_model']} | {cv['non_reference']} "
+                    f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
     cv = s.caveats()
     miss = sum(gs.counts[SC.STATUS_MISSING] for gs in s.games.values())
     excl = sum(gs.counts["excluded"] for gs in s.games.values())
     rows.append(f"| **overall** | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {miss} | {excl} "
                 f"| {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} | {cv['audit_flagged']} "
+                f"| {cv['served_other_model']} | {cv['non_reference']} "
                 f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
     return rows
 
