@@ -47,6 +47,8 @@ class Parity:
     n_paired: int = 0
     n_native_only: int = 0
     n_harbor_only: int = 0
+    #: paired tasks whose collected answer.json is byte for byte the native one (a deterministic agent)
+    n_same_answer: int = 0
 
     @property
     def matching(self) -> bool:
@@ -57,7 +59,8 @@ class Parity:
         return {"native": self.native, "job": self.job, "protocol": self.protocol,
                 "native_agent": self.native_agent, "harbor_agent": self.harbor_agent,
                 "n_paired_tasks": self.n_paired, "n_native_only": self.n_native_only,
-                "n_harbor_only": self.n_harbor_only, "mean_native": self.mean_native,
+                "n_harbor_only": self.n_harbor_only, "n_same_answer": self.n_same_answer,
+                "mean_native": self.mean_native,
                 "mean_harbor": self.mean_harbor, "mean_difference_harbor_minus_native": self.mean_difference,
                 "difference_ci95": self.difference_ci95, "matching": self.matching,
                 "rule": "matching when the 95 % bootstrap interval of the mean difference (Harbor - native, "
@@ -91,6 +94,26 @@ def _harbor_rewards(system: SS.SystemScore) -> dict[tuple[str, str], float]:
         if v is not None:
             acc.setdefault((c.game, c.case_id), []).append(v)
     return {k: sum(v) / len(v) for k, v in acc.items()}
+
+
+def _answer_digests(system: SS.SystemScore, harbor: bool) -> dict[tuple[str, str], set[str]]:
+    """Per task, the SHA-256 of the answer.json each scored cell left (read bounded, never through a link)."""
+    from video_arena.core import results as R
+    from video_arena.digests import sha256_bytes
+
+    out: dict[tuple[str, str], set[str]] = {}
+    for c in system.cells():
+        if c.status != SC.STATUS_SCORED:
+            continue
+        path = (system.results / c.trial / R.ANSWER_ARTIFACT if harbor and getattr(c, "trial", "")
+                else R.cell_dir(system.results, c.game, c.case_id) / R.ANSWER_FILE)
+        try:
+            data, size = R.read_bounded(path, R.MAX_RECORD_BYTES)
+        except OSError:
+            continue
+        if size <= R.MAX_RECORD_BYTES:
+            out.setdefault((c.game, c.case_id), set()).add(sha256_bytes(data))
+    return out
 
 
 def _agent_of_native(system: SS.SystemScore) -> str:
@@ -127,11 +150,14 @@ def compare_systems(native: SS.SystemScore, harbor: SS.SystemScore, n_boot: int 
                native_agent=_agent_of_native(native), harbor_agent=_agent_of_job(harbor),
                n_paired=len(paired), n_native_only=len(set(nat) - set(har)),
                n_harbor_only=len(set(har) - set(nat)))
+    nd, hd = _answer_digests(native, False), _answer_digests(harbor, True)
+    p.n_same_answer = sum(1 for k in paired if nd.get(k) and nd.get(k) == hd.get(k))
     games: dict[str, list[tuple[str, float, float]]] = {}
     for g, cid in paired:
         games.setdefault(g, []).append((cid, nat[(g, cid)], har[(g, cid)]))
         p.per_task.append({"task": f"{g}-{cid}", "game": g, "case_id": cid, "native": round(nat[(g, cid)], 6),
-                           "harbor": round(har[(g, cid)], 6), "difference": round(har[(g, cid)] - nat[(g, cid)], 6)})
+                           "harbor": round(har[(g, cid)], 6), "difference": round(har[(g, cid)] - nat[(g, cid)], 6),
+                           "same_answer": bool(nd.get((g, cid))) and nd.get((g, cid)) == hd.get((g, cid))})
     reps = []
     for g, rows in sorted(games.items()):
         d = [h - n for _, n, h in rows]

@@ -1,8 +1,8 @@
 """`video-arena publish`: a copy-mode dataset as a git repository plus a Harbor registry entry.
 
     video-arena make-harbor --out harbor/va-b --media copy --base-image REGISTRY/video-arena/base@sha256:<64 hex>
-    video-arena publish harbor/va-b --version 1.0.0 --out published/          # file:// registry row
-    harbor run -d video-arena-b@1.0.0 --registry-path published/registry.json -a oracle
+    video-arena publish harbor/va-b --version 1.0.0 --out ../va-harbor/      # file:// registry row
+    harbor run -d video-arena-b@1.0.0 --registry-path ../va-harbor/registry.json -a oracle
 
 Harbor consumes a registry dataset as rows of (git URL, commit, path): it clones the repository,
 checks out the commit and copies the task folder. `publish` writes exactly that:
