@@ -80,6 +80,27 @@ def test_a_folder_inside_another_repository_is_refused(exists, tmp_path, capsys)
     assert not exists or list(pub.iterdir()) == []
 
 
+def test_an_exported_git_dir_never_points_publish_at_another_repository(tmp_path, capsys, monkeypatch):
+    """GIT_DIR / GIT_WORK_TREE left in the environment (a shell inside another checkout's hook, a script)
+    would make every git command of publish act on that repository."""
+    ds = _dataset(tmp_path)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    _git(proj, "init", "-q")
+    (proj / "a.txt").write_text("mine\n")
+    _git(proj, "add", "a.txt")
+    _git(proj, "commit", "-qm", "init")
+    head = _git(proj, "rev-parse", "HEAD")
+    monkeypatch.setenv("GIT_DIR", str(proj / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(proj))
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo")], capsys)
+    monkeypatch.delenv("GIT_DIR")
+    monkeypatch.delenv("GIT_WORK_TREE")
+    assert rc == 0, err
+    assert _git(proj, "rev-parse", "HEAD") == head and _git(proj, "status", "--porcelain") == ""
+    assert len(_git(tmp_path / "repo", "log", "--format=%H").split()) == 2
+
+
 def test_out_through_a_symlink_into_the_dataset_is_refused(tmp_path, capsys):
     ds = _dataset(tmp_path)
     (tmp_path / "link").symlink_to(ds)

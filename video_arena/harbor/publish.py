@@ -587,19 +587,28 @@ Every game's licence and provenance as its `manifest.json` records them (also in
 # --------------------------------------------------------------------------------------------------
 # git: always the repository's own .git (never one found further up), no hooks
 # --------------------------------------------------------------------------------------------------
-def _git(repo: Path, *args: str, input: str | None = None) -> str:
+def _git_env() -> dict[str, str]:
+    """The environment of every git command: no GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE or the like from
+    the caller (they would point git at another repository); the user's global config stays."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in ("GIT_CONFIG_GLOBAL",
                                                                                      "GIT_CONFIG_NOSYSTEM")}
     for k, v in GIT_IDENTITY.items():
         env.setdefault(k, os.environ.get(k, v))
-    cmd = ["git", f"--git-dir={repo / '.git'}", f"--work-tree={repo}", "-c", f"core.hooksPath={os.devnull}",
-           "-C", str(repo), *args]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, input=input, stdin=None if input else
-                       subprocess.DEVNULL)
+    return env
+
+
+def _run_git(cmd: list[str], where: Path, what: str, input: str | None = None) -> str:
+    p = subprocess.run(cmd, capture_output=True, text=True, env=_git_env(), input=input,
+                       stdin=None if input else subprocess.DEVNULL)
     if p.returncode != 0:
         last = ((p.stderr or p.stdout).strip().splitlines() or ["no output"])[-1]
-        raise PublishError(f"git {' '.join(args[:2])} failed in {repo}: {last}")
+        raise PublishError(f"git {what} failed in {where}: {last}")
     return p.stdout.strip()
+
+
+def _git(repo: Path, *args: str, input: str | None = None) -> str:
+    return _run_git(["git", f"--git-dir={repo / '.git'}", f"--work-tree={repo}", "-c", f"core.hooksPath={os.devnull}",
+                     "-C", str(repo), *args], repo, " ".join(args[:2]), input)
 
 
 def _load_registry(repo: Path) -> list[dict[str, Any]]:
@@ -731,8 +740,10 @@ class _Changes:
                 self.created.append(d)
 
     def restore(self) -> None:
-        subprocess.run(["git", f"--git-dir={self.repo / '.git'}", f"--work-tree={self.repo}", "-C", str(self.repo),
-                        "reset", "-q", "--mixed", self.head], capture_output=True, stdin=subprocess.DEVNULL)
+        try:  # the branch and the index back to the commit publish found; the work tree is not touched
+            _git(self.repo, "reset", "-q", "--mixed", self.head)
+        except PublishError:
+            pass
         if self.created:
             shutil.rmtree(self.created[0], ignore_errors=True)
         reg = self.repo / REGISTRY_FILE
@@ -811,7 +822,7 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
     try:
         if not existing:
             os.chmod(work, _readable_mode())
-            subprocess.run(["git", "init", "-q", str(work)], check=True, capture_output=True, stdin=subprocess.DEVNULL)
+            _run_git(["git", "init", "-q", str(work)], work, "init")
             _git(work, "config", "uploadpack.allowFilter", "true")
             (work / REPO_MARKER).write_text(json.dumps({"format": REPO_FORMAT}) + "\n")
             (work / ATTRIBUTES_FILE).write_text("*.mp4 binary\n")
