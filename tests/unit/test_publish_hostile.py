@@ -403,7 +403,7 @@ def test_parity_puts_the_native_run_beside_its_harbor_job(drift, tmp_path, capsy
         assert t["difference"] == pytest.approx(t["harbor"] - t["native"])
     assert par["per_game"]["chess"]["n_tasks"] == 2
     assert par["mean_difference_harbor_minus_native"] == pytest.approx(
-        sum(t["difference"] for t in par["per_task"]) / 2)
+        sum(t["difference"] for t in par["per_task"]) / 2, abs=1e-5)
     meta = json.loads((base / "adapter_metadata.json").read_text())[0]["harbor_adapter"][0]
     if drift == 0.0:
         assert par["matching"] and par["difference_ci95"] == [0.0, 0.0]
