@@ -7,7 +7,6 @@ The video conversion is replaced by a stand-in here (the checks under test come 
 tests/e2e/test_importing_e2e.py converts real videos."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
