@@ -57,18 +57,22 @@ def _published_repo(tmp_path: Path, capsys) -> tuple[Path, Path]:
 # --------------------------------------------------------------------------------------------------
 # where it writes
 # --------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("exists", [True, False])
-def test_a_folder_inside_another_repository_is_refused(exists, tmp_path, capsys):
-    """`--out proj/pub` with pub empty (or missing) inside the user's repository proj: nothing is committed
-    to proj (git must never find the enclosing repository), nothing is written."""
-    ds = _dataset(tmp_path)
-    proj = tmp_path / "proj"
+def _user_repository(proj: Path) -> tuple[Path, str]:
+    """Someone's own repository with one commit; (its folder, its HEAD)."""
     proj.mkdir()
     _git(proj, "init", "-q")
     (proj / "a.txt").write_text("mine\n")
     _git(proj, "add", "a.txt")
     _git(proj, "commit", "-qm", "init")
-    head = _git(proj, "rev-parse", "HEAD")
+    return proj, _git(proj, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_folder_inside_another_repository_is_refused(exists, tmp_path, capsys):
+    """`--out proj/pub` with pub empty (or missing) inside the user's repository proj: nothing is committed
+    to proj (git must never find the enclosing repository), nothing is written."""
+    ds = _dataset(tmp_path)
+    proj, head = _user_repository(tmp_path / "proj")
     pub = proj / "pub"
     if exists:
         pub.mkdir()
@@ -84,13 +88,7 @@ def test_an_exported_git_dir_never_points_publish_at_another_repository(tmp_path
     """GIT_DIR / GIT_WORK_TREE left in the environment (a shell inside another checkout's hook, a script)
     would make every git command of publish act on that repository."""
     ds = _dataset(tmp_path)
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    _git(proj, "init", "-q")
-    (proj / "a.txt").write_text("mine\n")
-    _git(proj, "add", "a.txt")
-    _git(proj, "commit", "-qm", "init")
-    head = _git(proj, "rev-parse", "HEAD")
+    proj, head = _user_repository(tmp_path / "proj")
     monkeypatch.setenv("GIT_DIR", str(proj / ".git"))
     monkeypatch.setenv("GIT_WORK_TREE", str(proj))
     rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo")], capsys)
