@@ -82,19 +82,24 @@ def test_registry_run_scores_oracle_one_and_nop_zero(published, clean_oracle):
         for res in (json.loads(p.read_text()) for p in job.glob("*/result.json")):
             task = res["config"]["task"]  # the trial came from the registry's git row, not a local path
             assert task["git_url"] == published["repo"].as_uri() and task["git_commit_id"] == commit
-    # the measured runs fill the adapter files of a new version; a published version is never replaced
+    # the measured runs fill the adapter files of a new version; a published version is never replaced.
+    # The oracle is measured both ways (its native cells beside its registry job): a parity entry, named
+    # parity-matching; nop ran on Harbor only: counted, never named.
+    native = _native_oracle(published["work"] / "native-oracle")
     p = subprocess.run([CLI, "publish", str(published["dataset"]), "--version", "1.0.1", "--out",
                         str(published["repo"]), "--allow-unpinned", "--tasks-root", str(TREE), "--no-progress",
-                        "--jobs", str(clean_oracle), str(nop)], capture_output=True, text=True, env=_env())
+                        "--jobs", str(clean_oracle), str(nop), "--parity", str(native)],
+                       capture_output=True, text=True, env=_env())
     assert p.returncode == 0, p.stdout + p.stderr
     versions = [(r["name"], r["version"]) for r in json.loads((published["repo"] / "registry.json").read_text())]
     assert versions == [("video-arena-b", "1.0.0"), ("video-arena-b", "1.0.1")]
     parity = json.loads((published["repo"] / "datasets/video-arena-b/1.0.1/parity_experiment.json").read_text())
-    by_agent = {row["agent"]: row["metrics"][0] for row in parity}
-    assert by_agent["oracle"]["harbor_runs"] == [1.0] and by_agent["oracle"]["original_runs"] == [1.0]
-    assert by_agent["nop"]["harbor_runs"] == [0.0] and by_agent["nop"]["original_runs"] == [0.0]
+    (row,) = parity
+    assert row["agent"] == "oracle" and row["metrics"][0]["harbor_runs"] == [1.0]
+    assert row["metrics"][0]["original_runs"] == [1.0] and row["video_arena_parity"]["n_same_answer"] == 2
     meta = json.loads((published["repo"] / "datasets/video-arena-b/1.0.1/adapter_metadata.json").read_text())
-    assert meta[0]["harbor_adapter"][0]["parity_matching_agents"] == ["nop", "oracle"]
+    assert meta[0]["harbor_adapter"][0]["parity_matching_agents"] == ["oracle"]
+    assert "nop 2" in meta[0]["harbor_adapter"][0]["notes"]
     again = subprocess.run([CLI, "publish", str(published["dataset"]), "--version", "1.0.1", "--out",
                             str(published["repo"]), "--allow-unpinned", "--no-validate"],
                            capture_output=True, text=True, env=_env())
@@ -102,6 +107,20 @@ def test_registry_run_scores_oracle_one_and_nop_zero(published, clean_oracle):
     # v1.0.1 runs too (its rows name the new commit)
     v2 = registry_run(published, "oracle", published["jobs"], "reg-oracle-v101", version="1.0.1")
     assert [t.rewards for t in read_trials(v2, "oracle", "B")] == [ONES, ONES]
+
+
+def _native_oracle(out: Path) -> Path:
+    """The oracle through the native harness: each case's answer key as a run-b cell (answer and record)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from scoring_helpers import b_run, write_cell
+    from video_arena.core.judge_loader import load_judge
+
+    J = load_judge()
+    for gt in sorted((TREE / "chess" / "gt").glob("*.json")):
+        # the bytes the dataset's solution/answer.json holds (video_arena/harbor/generate.py)
+        data = (json.dumps(J.oracle_answer(J.load_gt(str(gt))), indent=1, ensure_ascii=False) + "\n").encode()
+        write_cell(out, b_run("chess", gt.stem, model="oracle"), data)
+    return out
 
 
 def _score_csv(job: Path, out: Path) -> list[dict]:

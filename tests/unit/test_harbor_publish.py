@@ -55,8 +55,10 @@ def test_publish_writes_a_repository_harbor_reads(tmp_path, capsys):
         assert mp4 == (ds / tid.path.name / "environment" / "match.mp4").read_bytes()
     base = repo / "datasets" / "video-arena-b" / "1.0.0"
     parity = json.loads((base / "parity_experiment.json").read_text())
-    assert parity == [{"adapter_name": "video-arena-b", "measured": False,
-                       "notes": parity[0]["notes"]}]  # no run given: no number
+    assert parity == []  # Harbor's template with no experiment: no run given, no number
+    meta = json.loads((base / "adapter_metadata.json").read_text())
+    assert meta[0]["harbor_adapter"][0]["parity_matching_agents"] == []
+    assert meta[0]["harbor_adapter"][0]["parity_benchmark_size"] is None
     readme = (base / "README.md").read_text()
     for section in ("## Overview", "## Generated Task Structure", "## Run Evaluation / Harness",
                     "## Comparison with Original Benchmark (Parity)", "## Notes & Caveats", "## Citation",

@@ -498,3 +498,64 @@ def test_another_harbor_version_runs_harbors_own_code_with_the_same_verdicts(dat
         assert slow.compose_runs == 0
         assert (_verdicts(reports), dataset_problems) == (_verdicts(fast_reports), fast_dataset)
     assert checked == ["chess-Fx7kQ2aB", "chess-Gm4pR9zT"] * 3
+
+
+# -- the videos are the tasks tree's manifest's ---------------------------------------------------------
+def _tree_with_manifest(tmp_path: Path) -> Path:
+    """The fixture tree with the manifest.json build-cases writes (each case's ground-truth and video digest)."""
+    from video_arena.digests import sha256_file
+
+    tree = tmp_path / "tree"
+    shutil.copytree(TREE, tree)
+    d = tree / "chess"
+    ids = [c["case_id"] for c in json.loads((d / "cases.json").read_text())["cases"]]
+    second = d / "media" / f"{ids[1]}.mp4"  # the fixture's two videos are the same bytes: make them two
+    second.write_bytes(second.read_bytes() + b"\0")
+    (d / "manifest.json").write_text(json.dumps({"format": "video-arena-cases-manifest/1", "game": "chess",
+                                                 "provenance": {"licence": "test"},
+                                                 "cases": [{"case_id": c, "gt_sha256": sha256_file(d / "gt" / f"{c}.json"),
+                                                            "media_sha256": sha256_file(d / "media" / f"{c}.mp4")}
+                                                           for c in ids]}))
+    return tree
+
+
+def _swap_first_video(tree: Path) -> None:
+    a, b = sorted((tree / "chess" / "media").glob("*.mp4"))
+    a.write_bytes(b.read_bytes())  # one case's video copied over another's
+
+
+@pytest.mark.parametrize("media", ["copy", "mount"])
+def test_a_swapped_video_is_refused_by_make_harbor(media, tmp_path, capsys):
+    tree = _tree_with_manifest(tmp_path)
+    _swap_first_video(tree)
+    rc = G.main(["--out", str(tmp_path / "ds"), "--media", media, "--net", "docker", "--tasks-root", str(tree),
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "manifest.json records" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("media", ["copy", "mount"])
+def test_a_swapped_video_is_a_validation_problem(media, tmp_path, monkeypatch):
+    monkeypatch.delenv("VA_MEDIA_ROOT", raising=False)
+    tree = _tree_with_manifest(tmp_path)
+    ds = tmp_path / "ds"
+    G.generate(G.Options(out=ds, protocol="B", net="docker", media=media, tasks_root=tree, progress=False))
+    v = V.Validator(tree, with_compose=False)
+    assert all(r.ok for r in v.check_dataset(ds, progress=False)[0])
+    _swap_first_video(tree)
+    first = sorted(p for p in ds.iterdir() if p.is_dir())[0]
+    if media == "copy":  # the dataset's own copy swapped the same way
+        (first / "environment" / "match.mp4").write_bytes((tree / "chess" / "media" / f"{first.name.split('-')[1]}.mp4").read_bytes())
+    reports = {r.path.name: r for r in v.check_dataset(ds, progress=False)[0]}
+    assert any("manifest.json records" in p for p in reports[first.name].problems), reports[first.name].problems
+    assert sum(not r.ok for r in reports.values()) == 1
+
+
+def test_a_manifest_that_is_not_one_is_a_one_line_error(tmp_path, capsys):
+    tree = _tree_with_manifest(tmp_path)
+    for bad in ('["x"]', '{"cases": "abc"}'):
+        (tree / "chess" / "manifest.json").write_text(bad)
+        rc = G.main(["--out", str(tmp_path / "ds"), "--tasks-root", str(tree), "--no-progress"])
+        err = capsys.readouterr().err
+        assert rc == 1 and err.startswith("make-harbor: error:") and err.count("\n") == 1 and "Traceback" not in err

@@ -67,7 +67,7 @@ def caveat_line(out: str, game: str) -> list[str]:
 
 CAVEAT_COL = {"scored": 1, "0-row": 2, "degraded": 3, "truncated": 4, "multi_block": 5, "audit": 6, "redrawn": 7,
               "over_turns": 8, "no_isolation": 9, "allow_paths": 10, "preflight": 11, "content_filtered": 12,
-              "ceiling": 13}
+              "served": 13, "non_ref": 14, "ceiling": 15}
 
 
 # --------------------------------------------------------------------------------------------------

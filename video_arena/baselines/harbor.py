@@ -1,15 +1,21 @@
-"""The perception agent on Harbor: a Harbor agent that runs perception_agent.py inside the task's own
-offline container (the sandbox image: Python 3.11, numpy, Pillow, ffmpeg), and the job runner.
+"""The reference agents on Harbor: Harbor agents that run the standalone baseline scripts inside the
+task's own offline container (the sandbox image: Python 3.11, numpy, Pillow, ffmpeg), and the job runner.
 
     PYTHONPATH=. harbor run -p <Protocol B dataset> -a agents.perception_agent:PerceptionAgent -n 2
+    PYTHONPATH=. harbor run -p <Protocol B dataset> -a agents.chance_agent:ChanceAgent --ak seed=0 \
+        --ak rates=chess=6,go=6 [--ak mode=majority]
     video-arena baselines --harbor [--games chess --limit 1]    (generates the dataset, runs, scores)
+    video-arena parity --games chess                             (each agent natively and on Harbor)
 
-The agent copies the script's bytes into the container (as the agent user, through `exec`) and runs
-`python3 /tmp/perception_agent.py --sandbox /app`; the script writes /app/answer.json as it goes.
+Each agent copies its script's bytes into the container (as the agent user, through `exec`) and runs
+`python3 /tmp/<script> --sandbox /app ...`; the script writes /app/answer.json, exactly as under run-b.
 """
 from __future__ import annotations
 
 import base64
+import contextlib
+import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -24,8 +30,11 @@ from video_arena.harbor import oracle_check as OC
 from video_arena.harbor import spec as S
 from video_arena.scoring.harbor_jobs import score_any
 
-SCRIPT = Path(__file__).resolve().parent / "perception_agent.py"
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "perception_agent.py"
+CHANCE_SCRIPT = HERE / "chance_agent.py"
 AGENT = "agents.perception_agent:PerceptionAgent"
+CHANCE_AGENT = "agents.chance_agent:ChanceAgent"
 
 try:  # Harbor is only needed for the Harbor run itself
     from video_arena.harbor_api.agents import BaseAgent
@@ -33,40 +42,105 @@ except ImportError:  # pragma: no cover - the class is unusable without Harbor, 
     BaseAgent = object  # type: ignore[assignment,misc]
 
 
-class PerceptionAgent(BaseAgent):  # type: ignore[misc,valid-type]
+class ScriptAgent(BaseAgent):  # type: ignore[misc,valid-type]
+    """A standalone baseline script run inside the task's container with `--sandbox /app` and its args."""
+
+    script: Path = SCRIPT
+    log_name = "agent.log"
+
     def __init__(self, *args, timeout: int = 3600, **kwargs):
         super().__init__(*args, **kwargs)
         self.timeout = int(timeout)
 
-    @staticmethod
-    def name() -> str:
-        return "video-arena-perception"
-
     def version(self) -> str | None:
         return str(toolkit_provenance().get("toolkit_version"))
+
+    def script_args(self) -> list[str]:
+        return []
 
     async def setup(self, environment) -> None:
         return None
 
     async def run(self, instruction, environment, context) -> None:
-        b64 = base64.b64encode(SCRIPT.read_bytes()).decode()
-        res = await environment.exec(f"echo {b64} | base64 -d > /tmp/perception_agent.py", timeout_sec=60)
+        b64 = base64.b64encode(self.script.read_bytes()).decode()
+        target = f"/tmp/{self.script.name}"
+        res = await environment.exec(f"echo {b64} | base64 -d > {target}", timeout_sec=60)
         if res.return_code != 0:
             raise RuntimeError(f"cannot copy the agent into the container: {(res.stdout or '')[-300:]}")
-        res = await environment.exec("cd /app && python3 /tmp/perception_agent.py --sandbox /app",
-                                     timeout_sec=self.timeout)
+        cmd = " ".join(["cd /app && python3", target, "--sandbox", "/app", *map(shlex.quote, self.script_args())])
+        res = await environment.exec(cmd, timeout_sec=self.timeout)
         self.logs_dir.mkdir(parents=True, exist_ok=True)
-        (self.logs_dir / "perception.log").write_text((res.stdout or "") + (res.stderr or ""))
+        (self.logs_dir / self.log_name).write_text((res.stdout or "") + (res.stderr or ""))
         context.metadata = {"return_code": res.return_code}
+
+
+class PerceptionAgent(ScriptAgent):
+    script = SCRIPT
+    log_name = "perception.log"
+
+    @staticmethod
+    def name() -> str:
+        return "video-arena-perception"
+
+
+class ChanceAgent(ScriptAgent):
+    """chance_agent.py: `--ak seed=N --ak rates=title=per_minute,... [--ak mode=majority]` (the rates as
+    `video-arena baselines` passes them to run-b, so both harnesses draw the same rows)."""
+
+    script = CHANCE_SCRIPT
+    log_name = "chance.log"
+
+    def __init__(self, *args, seed: int = 0, rates: str = "", mode: str = "chance", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.seed, self.rates, self.mode = int(seed), str(rates), str(mode)
+        if not self.rates:
+            raise ValueError("ChanceAgent needs --ak rates=title=events_per_minute,... (see video-arena baselines)")
+
+    @staticmethod
+    def name() -> str:
+        return "video-arena-chance"
+
+    def script_args(self) -> list[str]:
+        return ["--mode", self.mode, "--seed", str(self.seed), "--rates", self.rates]
+
+
+@contextlib.contextmanager
+def repo_on_pythonpath():
+    """The checkout first on PYTHONPATH while Harbor runs, so `-a agents.<module>:<Agent>` imports."""
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(paths.REPO_ROOT), old]))
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+def harbor_ready() -> str:
+    """'' when Docker is usable and the sandbox image is built, else why a Harbor run cannot be made."""
+    ok, why = ensure_docker(echo=lambda *_: None)
+    if not ok:
+        return f"Docker is not usable ({why})"
+    if not image_exists(S.DEFAULT_BASE_IMAGE):
+        return f"the image {S.DEFAULT_BASE_IMAGE} is not built (`video-arena image build`)"
+    return ""
+
+
+def run_job(dataset: Path, agent: str, job: str, jobs_dir: Path, n_tasks: int, media_root: Path,
+            extra: tuple[str, ...] = ()) -> int:
+    """`harbor run` of one agent on a dataset, with a progress bar over its trials."""
+    with repo_on_pythonpath(), progress.bar(n_tasks, "harbor", "trial") as bar, \
+            progress.watch(bar, lambda: TR.finished_trials(jobs_dir / job)):
+        return OC.run_harbor(dataset, agent, job, jobs_dir, media_root, n_concurrent=2, extra=extra)
 
 
 def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tasks_root: Path) -> str:
     """Generate a Protocol B dataset (--net docker), run the agent on it, score the job; a note line."""
-    ok, why = ensure_docker(echo=lambda *_: None)
-    if not ok:
-        return f"Harbor run not made: Docker is not usable ({why})."
-    if not image_exists(S.DEFAULT_BASE_IMAGE):
-        return f"Harbor run not made: the image {S.DEFAULT_BASE_IMAGE} is not built (`video-arena image build`)."
+    why = harbor_ready()
+    if why:
+        return f"Harbor run not made: {why}."
     media_root = paths.media_root(tasks_root)
     dataset = out / "dataset-b"
     res = generate(Options(out=dataset, protocol="B", net="docker", media="mount", tasks_root=tasks_root,
@@ -74,19 +148,7 @@ def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tas
     if res.missing_media:
         return f"Harbor run not made: {len(res.missing_media)} videos missing (e.g. {res.missing_media[0]})."
     job = f"perception-{time.strftime('%Y%m%d-%H%M%S')}"
-    import os
-
-    old = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(paths.REPO_ROOT), old]))
-    try:  # a trial's result.json appears when it ends
-        with progress.bar(len(res.tasks), "harbor", "trial") as bar, \
-                progress.watch(bar, lambda: TR.finished_trials(out / "jobs" / job)):
-            rc = OC.run_harbor(dataset, AGENT, job, out / "jobs", media_root, n_concurrent=2)
-    finally:
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
+    rc = run_job(dataset, AGENT, job, out / "jobs", len(res.tasks), media_root)
     if rc != 0:
         print(f"baselines: harbor run exited {rc}", file=sys.stderr)
     system = score_any(out / "jobs" / job, tasks_root, progress=False)

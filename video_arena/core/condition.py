@@ -14,6 +14,7 @@ run in milliseconds; it never changes a request, and a run record notes any scal
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass
@@ -181,6 +182,18 @@ def load_condition(path: str | os.PathLike | None = None) -> Condition:
 
 def versioned_conditions() -> list[Path]:
     return sorted(CONDITIONS_DIR.glob("*.json"))
+
+
+@functools.lru_cache(maxsize=1)
+def versioned_digests() -> frozenset[str]:
+    """The digests of the versioned condition files (the benchmark's reference conditions)."""
+    return frozenset(load_condition(p).sha256 for p in versioned_conditions())
+
+
+def is_versioned(sha256: str | None) -> bool:
+    """True when a condition digest is one of the versioned files' (a reference condition): a custom
+    file is not, whatever name and version it gives itself."""
+    return isinstance(sha256, str) and sha256 in versioned_digests()
 
 
 def find_condition(sha256: str, extra_dirs: list[Path] | tuple = ()) -> Condition | None:

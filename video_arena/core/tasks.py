@@ -459,3 +459,26 @@ class TasksTree:
                 or doc.get("n_cases", len(cases)) != len(cases):
             raise TasksTreeError(f"not a {MANIFEST_FORMAT} manifest of {game} with n_cases = its cases")
         return write_tree_file(self.manifest_path(game), tree_json(doc))
+
+
+def manifest_cases(game: str, tasks_root: str | PathLike | None = None) -> dict[str, dict[str, Any]] | None:
+    """{case_id: the manifest's case entry} of tasks/<game>/manifest.json (TasksTree.read_manifest: read
+    with a bound, never through a link or blocking); None when the game has no manifest.  A manifest that
+    is not one (not a JSON object, `cases` not a list of objects) is a TasksTreeError, never skipped."""
+    doc = TasksTree(paths.tasks_root(tasks_root)).read_manifest(str(game))
+    return None if doc is None else {str(c.get("case_id")): c for c in doc.get("cases") or []}
+
+
+def media_digest_problem(game: str, case_id: str, sha256: str, tasks_root: str | PathLike | None = None) -> str:
+    """'' when a case's video (its SHA-256 given) is the one tasks/<game>/manifest.json records, else why
+    not; a game without a manifest is not checked ('')."""
+    entries = manifest_cases(game, tasks_root)
+    if entries is None:
+        return ""
+    want = (entries.get(case_id) or {}).get("media_sha256")
+    if not isinstance(want, str) or not want:
+        return f"{game}/{MANIFEST_FILE} records no media_sha256 for {case_id}: the video cannot be checked"
+    if want != sha256:
+        return (f"the video of {game}/{case_id} has SHA-256 {sha256[:16]}..., {game}/{MANIFEST_FILE} records "
+                f"{want[:16]}...: not the case's video (swapped or re-rendered without its manifest)")
+    return ""

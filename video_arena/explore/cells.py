@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,14 +29,21 @@ ROW_EXTRA = "extra"
 
 
 # --------------------------------------------------------------------------------------------------
-# files of a cell
+# files of a cell: regular files inside the results folder, reached through no link, counted and capped
 # --------------------------------------------------------------------------------------------------
+#: The most log files a cell page shows, and the most folder entries looked at to find them.
+MAX_LOG_FILES = 8
+MAX_WALK_ENTRIES = 10_000
+
+
 @dataclass
 class CellFiles:
-    """Where one cell's files are.  Any of them may be absent."""
+    """Where one cell's files are.  Any of them may be absent (None): absent, not a regular file, or
+    reached through a symbolic link.  reply, receipt and frames_dir are Protocol A's only (and, in a
+    Harbor trial, the prompt: any other agent writes its agent/ folder itself)."""
 
     dir: Path
-    answer: Path
+    answer: Path | None
     run: Path | None = None          # the toolkit's run record (native, or a ProtocolA agent's)
     harbor_result: Path | None = None
     reply: Path | None = None
@@ -45,45 +53,123 @@ class CellFiles:
     logs: list[Path] = field(default_factory=list)
 
 
+def _below(root: Path, path: Path) -> list[Path] | None:
+    """The components of `path` from below `root` down to it, or None when path is not under root."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return None
+    if ".." in rel.parts:
+        return None
+    out, cur = [], root
+    for part in rel.parts:
+        cur = cur / part
+        out.append(cur)
+    return out
+
+
+def _reached(root: Path, path: Path, want) -> Path | None:
+    steps = _below(root, path)
+    if steps is None:
+        return None
+    st = None
+    for cur in steps:
+        try:
+            st = os.lstat(cur)
+        except OSError:
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            return None
+    if st is None:
+        st = os.lstat(root)
+    return path if want(st.st_mode) else None
+
+
+def regular_file(root: Path, path: Path) -> Path | None:
+    """`path` when it is a regular file under `root` and no component below `root` is a symbolic link
+    (a results folder is untrusted: `logs -> /proc/self` or a link to a host file must never reach a site
+    meant to be shared); else None."""
+    return _reached(root, path, stat.S_ISREG)
+
+
+def real_dir(root: Path, path: Path) -> Path | None:
+    """`path` when it is a folder under `root` reached through no symbolic link; else None."""
+    return _reached(root, path, stat.S_ISDIR)
+
+
+def files_under(root: Path, folder: Path, keep=lambda p: True, limit: int = MAX_LOG_FILES) -> list[Path]:
+    """Regular files under `folder` (itself checked with real_dir), never through a link, in name order,
+    looking at no more than MAX_WALK_ENTRIES entries and returning at most `limit` of them."""
+    if real_dir(root, folder) is None:
+        return []
+    found, seen, stack = [], 0, [folder]
+    while stack and seen < MAX_WALK_ENTRIES:
+        d = stack.pop()
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for e in entries:
+            seen += 1
+            if seen > MAX_WALK_ENTRIES:
+                break
+            if e.is_symlink():
+                continue
+            if e.is_dir(follow_symlinks=False):
+                subdirs.append(Path(e.path))
+            elif e.is_file(follow_symlinks=False) and keep(Path(e.path)):
+                found.append(Path(e.path))
+        stack.extend(reversed(subdirs))
+    return sorted(found)[:limit]
+
+
 def cell_files(system: SS.SystemScore, cell: SC.Cell) -> CellFiles:
+    root = Path(system.results).resolve()
     trial = getattr(cell, "trial", "")
+    is_a = cell.protocol == "A"  # what the task is (the run record's protocol), never what a file claims
     if system.harbor is not None and trial:
-        t = TR.Trial(dir=system.results / trial, result=None, config=None)
+        t = TR.Trial(dir=root / trial, result=None, config=None)
         d, agent = t.dir, t.agent_dir
-        logs = t.harbor_logs()
-        if agent.is_dir():
-            logs = sorted(p for p in agent.rglob("*") if p.is_file() and p.suffix in (".txt", ".log")
-                          and p.name not in ("reply.txt", "prompt.txt", "reasoning.txt")) + logs
-        return CellFiles(dir=d, answer=t.answer_path,
-                         run=t.agent_run_path(cell.protocol),
-                         harbor_result=t.result_path, reply=_opt(agent / "reply.txt"),
-                         prompt=_opt(agent / "prompt.txt"), receipt=_opt(agent / "receipt.json"),
-                         frames_dir=agent / "frames" if (agent / "frames").is_dir() else None, logs=logs[:8])
-    d = R.cell_dir(system.results, cell.game, cell.case_id)
-    rec = R.read_run(d)[0]
+        own = [f for f in (regular_file(root, d / "verifier" / "test-stdout.txt"),
+                           regular_file(root, d / "exception.txt")) if f is not None]
+        logs = files_under(root, agent, lambda p: p.suffix in (".txt", ".log")
+                           and p.name not in ("reply.txt", "prompt.txt", "reasoning.txt"))
+        run = t.agent_run_path(cell.protocol)
+        return CellFiles(dir=d, answer=regular_file(root, t.answer_path),
+                         run=regular_file(root, run) if run is not None else None,
+                         harbor_result=regular_file(root, t.result_path),
+                         reply=regular_file(root, agent / "reply.txt") if is_a else None,
+                         prompt=regular_file(root, agent / "prompt.txt") if is_a else None,
+                         receipt=regular_file(root, agent / "receipt.json") if is_a else None,
+                         frames_dir=real_dir(root, agent / "frames") if is_a else None,
+                         logs=(logs + own)[:MAX_LOG_FILES])
+    d = R.cell_dir(root, cell.game, cell.case_id)
+    if real_dir(root, d) is None:  # no folder, or one that is a link: nothing of it is shown
+        return CellFiles(dir=d, answer=None)
+    run_path = regular_file(root, d / R.RUN_FILE)
+    rec = R.read_run(d)[0] if run_path is not None else None
     run = rec.as_read() if rec is not None else {}
     logs: list[Path] = []
     declared = run.get("logs") if isinstance(run.get("logs"), dict) else {}
-    for rel in declared.values():
+    for rel in list(declared.values())[:MAX_LOG_FILES]:
         p = _inside(d, rel)
-        if p is not None and p.is_file():
+        if p is not None and regular_file(root, p) is not None:
             logs.append(p)
-    if not logs and (d / "logs").is_dir():
-        logs = sorted(p for p in (d / "logs").iterdir() if p.is_file())
-    return CellFiles(dir=d, answer=d / R.ANSWER_FILE, run=_opt(d / R.RUN_FILE), reply=_opt(d / "reply.txt"),
-                     prompt=_opt(d / "prompt.txt"), receipt=_opt(d / "receipt.json"), logs=logs)
-
-
-def _opt(p: Path) -> Path | None:
-    return p if p.is_file() else None
+    if not logs:
+        logs = files_under(root, d / "logs")
+    return CellFiles(dir=d, answer=regular_file(root, d / R.ANSWER_FILE), run=run_path,
+                     reply=regular_file(root, d / "reply.txt") if is_a else None,
+                     prompt=regular_file(root, d / "prompt.txt"),  # both runners write the prompt they sent
+                     receipt=regular_file(root, d / "receipt.json") if is_a else None, logs=logs)
 
 
 def _inside(base: Path, rel: Any) -> Path | None:
     """base/rel when rel is a relative path that stays inside base (a run record is data, not trusted)."""
     if not isinstance(rel, str) or not rel or os.path.isabs(rel):
         return None
-    p = (base / rel).resolve()
-    return p if base.resolve() in p.parents else None
+    p = Path(os.path.normpath(base / rel))
+    return p if base in p.parents else None
 
 
 def read_json(path: Path | None) -> dict[str, Any] | None:

@@ -69,6 +69,7 @@ class CellView:
     run: dict[str, Any] | None = None
     harbor_result: dict[str, Any] | None = None
     timeline: str | None = None
+    timeline_note: str = ""
     rows: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     stills: list[dict[str, Any]] = field(default_factory=list)
@@ -86,6 +87,16 @@ def _fmt(v: Any, nd: int = 3) -> str:
     if isinstance(v, float):
         return "–" if not math.isfinite(v) else f"{v:.{nd}f}"
     return str(v)
+
+
+def _mmss(t: float | None) -> str:
+    """m:ss.s of a video time; a time no match lasts (an answer row at t = 1e300 is valid for the judge)
+    is shown as the number it is."""
+    if t is None:
+        return "–"
+    if not math.isfinite(t) or abs(t) >= 1e7:
+        return f"{t:g} s"
+    return f"{int(t // 60)}:{t % 60:04.1f}"
 
 
 def _ci(ci) -> str:
@@ -115,6 +126,10 @@ def cell_caveats(cell: SC.Cell) -> list[str]:
         out.append("not isolated")
     if cell.allow_paths:
         out.append(f"{cell.n_allow_paths} allowed path(s)")
+    if cell.served_other_model:
+        out.append(f"served by {cell.served_model}")
+    if cell.non_reference:
+        out.append("non-reference condition")
     if cell.preflight_warned:
         out.append(f"{cell.preflight_warnings} preflight warning(s)")
     if cell.zero_rows and cell.status == SC.STATUS_SCORED:
@@ -144,9 +159,12 @@ def _draw_timeline(job: tuple[str, bytes | None, dict[str, Any], str, float, str
     from video_arena.scoring.timeline import draw_timeline
 
     gt_path, answer, record, out, neutral, title = job
-    gt = load_judge().load_gt(gt_path)
-    draw_timeline(gt, answer, record, Path(out), neutral=neutral, title=title, dpi=72)
-    return out
+    try:
+        gt = load_judge().load_gt(gt_path)
+        draw_timeline(gt, answer, record, Path(out), neutral=neutral, title=title, dpi=72)
+    except Exception as exc:  # noqa: BLE001 - one picture that cannot be drawn never stops the site
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return ""
 
 
 def _neutral(tasks_root: Path, game: str) -> float:
@@ -169,7 +187,7 @@ def _env() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["f"] = _fmt
     env.filters["ci"] = _ci
-    env.filters["mmss"] = lambda t: "–" if t is None else f"{int(t // 60)}:{t % 60:04.1f}"
+    env.filters["mmss"] = _mmss
     env.filters["json"] = lambda o: json.dumps(o, indent=1, ensure_ascii=False, sort_keys=False)
     return env
 
@@ -215,10 +233,17 @@ def build_site(sources: list[str | Path], out: str | Path, *, tasks_root: str | 
         stills_src = ST.StillSource(cache_dir, root, extract=extract_stills)
         views, timeline_jobs, thumb_jobs = _collect(systems, root, tmp, scrub, stills_src)
         n_jobs = max(1, jobs or os.cpu_count() or 1)
-        _run_parallel(timeline_jobs, thumb_jobs, n_jobs, progress)
+        failed = _run_parallel(timeline_jobs, thumb_jobs, n_jobs, progress)
         for v in (v for vs in views.values() for v in vs):
             if v.timeline and not (tmp / v.timeline).is_file():
+                v.timeline_note = scrub.text(failed.get(str(tmp / v.timeline)) or "no picture was written")
                 v.timeline = None
+            lost = [st for st in v.stills if st["thumb"] and not (tmp / st["thumb"]).is_file()]
+            for st in lost:  # not a JPEG, too many pixels, or not decodable: said, never drawn
+                st["thumb"] = None
+            if lost:
+                v.stills_note = (v.stills_note + "; " if v.stills_note else "") + \
+                    f"{len(lost)} still(s) not drawn (not a JPEG of at most {ST.MAX_STILL_PIXELS} pixels)"
         plot_game_means(systems, tmp / "img" / "chart.png", comparison)
         n_pages = _write_pages(_env(), tmp, systems, views, comparison, scrub)
         (tmp / SITE_MARKER).write_text("video-arena explore site\n", encoding="utf-8")
@@ -295,31 +320,39 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
 
 
 def _run_parallel(timeline_jobs: list[tuple], thumb_jobs: dict[str, Path], n_jobs: int,
-                  progress: bool | None) -> None:
+                  progress: bool | None) -> dict[str, str]:
+    """Draw the timelines and thumbnails; returns {timeline path: why it was not drawn}."""
     from tqdm import tqdm
 
+    failed: dict[str, str] = {}
     total = len(timeline_jobs) + len(thumb_jobs)
     if not total:
-        return
+        return failed
     bar = tqdm(total=total, desc="explore", unit="img", disable=None if progress is None else not progress)
     thumbs = list(thumb_jobs.items())
     batches = [thumbs[i:i + 64] for i in range(0, len(thumbs), 64)]
     try:
         if n_jobs == 1:
             for j in timeline_jobs:
-                _draw_timeline(j)
+                failed[j[3]] = _draw_timeline(j)
                 bar.update(1)
             for b in batches:
-                bar.update(ST.make_thumbs(b))
-            return
+                ST.make_thumbs(b)
+                bar.update(len(b))
+            return {k: v for k, v in failed.items() if v}
         with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=mp.get_context("forkserver")) as pool:
-            futs = {pool.submit(_draw_timeline, j): 1 for j in timeline_jobs}
-            futs.update({pool.submit(ST.make_thumbs, b): 0 for b in batches})
+            futs = {pool.submit(_draw_timeline, j): j[3] for j in timeline_jobs}
+            futs.update({pool.submit(ST.make_thumbs, b): len(b) for b in batches})
             for fut in cf.as_completed(futs):
                 done = fut.result()
-                bar.update(1 if futs[fut] else done)
+                if isinstance(futs[fut], str):
+                    failed[futs[fut]] = done
+                    bar.update(1)
+                else:
+                    bar.update(futs[fut])
     finally:
         bar.close()
+    return {k: v for k, v in failed.items() if v}
 
 
 def _write_pages(env: jinja2.Environment, tmp: Path, systems, views, comparison, scrub: C.Scrubber) -> int:

@@ -15,9 +15,16 @@ from typing import Any
 from video_arena import paths
 from video_arena.core.tasks import TasksTree
 from video_arena.digests import sha256_file
+from video_arena.explore.cells import regular_file
 from video_arena.media import grid as G
 
 THUMB_WIDTH = 224
+#: The most stills a cell page lists (the reference grid sends 256; a receipt is data, not trusted),
+#: the largest still hashed, and the most pixels a still may have to be drawn (its header is read first,
+#: so a small file claiming a huge image is never decoded).
+MAX_STILLS = 4096
+MAX_STILL_BYTES = 16 << 20
+MAX_STILL_PIXELS = 4096 * 4096
 
 
 class StillSource:
@@ -60,17 +67,21 @@ class StillSource:
     def stills_for(self, receipt: dict[str, Any], frames_dir: Path | None, game: str, case_id: str,
                    thumb_jobs: dict[str, Path]) -> tuple[list[dict[str, Any]], str]:
         """[{"thumb", "ts", "i", "ok"}] for the receipt's stills; adds the thumbnails to make."""
-        frames = receipt.get("frames") or []
-        ts = receipt.get("video_ts") or []
+        frames = receipt.get("frames") if isinstance(receipt.get("frames"), list) else []
+        ts = receipt.get("video_ts") if isinstance(receipt.get("video_ts"), list) else []
         d, note = self._frames_dir(receipt, frames_dir, game, case_id)
         out = []
         bad = 0
+        if len(frames) > MAX_STILLS:
+            note = (note + "; " if note else "") + f"the receipt lists {len(frames)} stills: the first {MAX_STILLS} shown"
+            frames = frames[:MAX_STILLS]
         for k, f in enumerate(frames):
             sha = f.get("sha256") if isinstance(f, dict) else None
-            item = {"i": k, "ts": ts[k] if k < len(ts) else None, "thumb": None}
+            t = ts[k] if k < len(ts) and isinstance(ts[k], (int, float)) and not isinstance(ts[k], bool) else None
+            item = {"i": k, "ts": t, "thumb": None}
             if d is not None and isinstance(sha, str):
-                p = d / G.FRAME_NAME.format(k)
-                if p.is_file() and sha256_file(p) == sha:
+                p = regular_file(d, d / G.FRAME_NAME.format(k))
+                if p is not None and p.stat().st_size <= MAX_STILL_BYTES and sha256_file(p) == sha:
                     name = f"{sha[:20]}.jpg"
                     thumb_jobs.setdefault(name, p)
                     item["thumb"] = f"stills/{name}"
@@ -83,16 +94,24 @@ class StillSource:
 
 
 def make_thumbs(batch: list[tuple[str, Path]]) -> int:
-    """Write each (destination, source JPEG) thumbnail; returns how many were written."""
+    """Write each (destination, source JPEG) thumbnail; returns how many were written.  A source that is
+    not a JPEG, claims more than MAX_STILL_PIXELS, or does not decode gets no thumbnail (the page then
+    says the still is not shown), never an error that stops the site."""
     from PIL import Image
 
+    Image.MAX_IMAGE_PIXELS = MAX_STILL_PIXELS  # Pillow's own bomb check, below its default
     n = 0
     for dest, src in batch:
-        with Image.open(src) as im:
-            im.draft("RGB", (THUMB_WIDTH, THUMB_WIDTH))  # JPEG DCT scaling: decode small, fast
-            im = im.convert("RGB")
-            if im.width > THUMB_WIDTH:
-                im = im.resize((THUMB_WIDTH, max(1, round(im.height * THUMB_WIDTH / im.width))))
-            im.save(dest, "JPEG", quality=80)
+        try:
+            with Image.open(src, formats=["JPEG"]) as im:
+                if im.width * im.height > MAX_STILL_PIXELS:
+                    continue
+                im.draft("RGB", (THUMB_WIDTH, THUMB_WIDTH))  # JPEG DCT scaling: decode small, fast
+                im = im.convert("RGB")
+                if im.width > THUMB_WIDTH:
+                    im = im.resize((THUMB_WIDTH, max(1, round(im.height * THUMB_WIDTH / im.width))))
+                im.save(dest, "JPEG", quality=80)
+        except (OSError, ValueError, Image.DecompressionBombError, SyntaxError):
+            continue
         n += 1
     return n

@@ -39,11 +39,11 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from video_arena.digests import copy_sha256, sha256_bytes
+from video_arena.digests import copy_sha256, sha256_bytes, sha256_file
 from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
-from video_arena.core.tasks import TasksTree, media_rel
+from video_arena.core.tasks import TasksTree, TasksTreeError, manifest_cases, media_digest_problem, media_rel
 from video_arena.harbor import spec as S
 from video_arena.harbor_api import tasks as HT
 from video_arena.container_host.registry import check_base_image, is_pinned
@@ -95,6 +95,8 @@ class Result:
     skipped_games: list[str] = field(default_factory=list)
     missing_media: list[str] = field(default_factory=list)
     unreadable_media: list[str] = field(default_factory=list)
+    #: games whose tasks tree has no manifest.json: their videos are not checked against one
+    unchecked_games: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -266,6 +268,11 @@ def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root:
             raise GenerateError(f"{game}/{case_id}: --media copy needs the video, and {media_src} does not exist")
         media_sha = _copy(media_src, case_dir / "environment" / "match.mp4")
         _write(case_dir / "environment" / "Dockerfile", env.get_template("environment/Dockerfile.j2").render(ctx))
+    # every video is the one the tasks tree's manifest records (a swapped or stale video is refused)
+    digest = media_sha or (sha256_file(media_src) if media_src.is_file() else None)
+    problem = media_digest_problem(game, case_id, digest, tasks_root) if digest else ""
+    if problem:
+        raise GenerateError(f"{media_src}: {problem}")
     # The game's answer seed, byte for byte (copied or mounted into /app/answer.json).
     _write(case_dir / "environment" / "answer.json", seed_bytes)
     if S.compose_needed(o.media, o.net):
@@ -333,6 +340,10 @@ def generate(o: Options) -> Result:
     if not pairs:
         raise GenerateError(f"no cases to generate in {tasks_root}"
                             + (f" (games without cases: {', '.join(empty)})" if empty else ""))
+    try:
+        unchecked = [g for g in sorted({g for g, _ in pairs}) if manifest_cases(g, tasks_root) is None]
+    except TasksTreeError as exc:
+        raise GenerateError(str(exc)) from None
     judge_mod = load_judge()
     judge_bytes = paths.judge_path().read_bytes()
     score_bytes = (templates_dir() / "tests" / "score_harbor.py").read_bytes()
@@ -345,7 +356,7 @@ def generate(o: Options) -> Result:
         tmp.mkdir()
     except OSError as exc:
         raise GenerateError(f"cannot write the dataset beside {out}: {exc.strerror or exc}") from exc
-    result = Result(out=out, skipped_games=empty)
+    result = Result(out=out, skipped_games=empty, unchecked_games=unchecked)
     try:
         with progress_bar(len(pairs), f"make-harbor {o.protocol}", "task", enabled=bool(o.progress)) as bar:
             for game, case_id in bar.wrap(pairs):
@@ -435,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
     if res.missing_media:
         print(f"warning: {len(res.missing_media)} videos are not under the media root yet, e.g. "
               f"{res.missing_media[0]}; trials of those tasks will not start until they exist", file=sys.stderr)
+    if res.unchecked_games:
+        print(f"warning: no manifest.json for {', '.join(res.unchecked_games)} in the tasks tree: those videos are "
+              f"not checked against a recorded digest", file=sys.stderr)
     if res.unreadable_media:
         print(f"warning: {len(res.unreadable_media)} videos are not readable by other users (the sandbox's "
               f"agent user cannot open them), e.g. {res.unreadable_media[0]}; fix with "

@@ -56,7 +56,7 @@ from video_arena.harbor import environment_files as EF
 from video_arena.harbor import spec as S
 from video_arena.digests import sha256_bytes, sha256_file
 from video_arena.core import load_game
-from video_arena.core.tasks import gt_rel, media_rel
+from video_arena.core.tasks import gt_rel, media_digest_problem, media_rel
 from video_arena.harbor.generate import (Options, media_world_readable, task_context, template_env,
                                          templates_dir)
 from video_arena.container_host.registry import check_base_image, is_pinned
@@ -421,17 +421,21 @@ class Validator:
         seed_file = envdir / "answer.json"
         if seed_file.is_file() and seed_file.read_bytes() != seed:
             P.append(f"environment/answer.json (the answer seed) is not byte-identical to {game}/answer_seed.json")
+        video = Path(r["media"])  # where $VA_MEDIA_ROOT (or the tasks tree) has it
         if media == "copy":
             EF.check_dockerfile(envdir / "Dockerfile", protocol, base_image, P)
             mp4 = envdir / "match.mp4"
-            src = Path(r["media"])
-            if mp4.is_file() and src.is_file() and sha256_file(mp4) != sha256_file(src):
+            if mp4.is_file() and video.is_file() and sha256_file(mp4) != sha256_file(video):
                 P.append(f"environment/match.mp4 differs from {media_rel(game, case_id)}")
-        if media == "mount":
-            video = Path(r["media"])  # where $VA_MEDIA_ROOT (or the tasks tree) has it
-            if video.is_file() and not media_world_readable(video):
-                P.append(f"{video} is not readable by other users: the sandbox's agent user gets "
-                         "'Permission denied' on /app/match.mp4 (chmod a+r it)")
+            video = mp4
+        if media == "mount" and video.is_file() and not media_world_readable(video):
+            P.append(f"{video} is not readable by other users: the sandbox's agent user gets "
+                     "'Permission denied' on /app/match.mp4 (chmod a+r it)")
+        # the video the trial gets is the one the tasks tree's manifest records for this case
+        if video.is_file() and not video.is_symlink():
+            problem = media_digest_problem(game, case_id, sha256_file(video), self.tasks_root)
+            if problem:
+                P.append(problem)
         compose = envdir / "docker-compose.yaml"
         if compose.is_file():
             EF.check_compose(compose, protocol, net, media, game, case_id, P, rep.notes)

@@ -20,7 +20,9 @@ The built-in tasks/ is written only when --tasks-root names it. docs/IMPORTING.m
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from video_arena.games.base import record_formats
@@ -67,8 +69,40 @@ def main(argv: list[str] | None = None) -> int:
     elif a.games:
         ap.error("--games goes with --from-tree")
     prov = Provenance(a.source, a.licence, a.value_model)
+    sig = _Signals()
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, sig) if in_main else None
+    try:
+        return _import(a, prov, sig)
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(BaseException):
+    """SIGTERM during an import, raised in the main thread so that every staging folder is discarded."""
+
+
+class _Signals:
+    """SIGTERM unwinds an import like Ctrl-C (the staging folders are removed), except while the commit
+    renames files into place: then the commit finishes first (never a half-updated tree)."""
+
+    def __init__(self):
+        self.importer: Importer | None = None
+        self.pending = False
+
+    def __call__(self, signum, frame):
+        if self.importer is not None and self.importer.committing:
+            self.pending = True
+            return
+        raise Terminated(signum)
+
+
+def _import(a, prov: Provenance, sig: _Signals) -> int:
+    imp = None
     try:
         with Importer(a.tasks_root, a.media_root, replace=a.replace) as imp:
+            sig.importer = imp
             if a.from_tree is not None:
 
                 games = comma_list(a.games) if a.games else None
@@ -92,13 +126,23 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"import-cases: error: {exc}\nnothing was written", file=sys.stderr)
         return 1
+    except (Terminated, KeyboardInterrupt) as exc:
+        partial = imp is not None and imp.committing
+        print(f"import-cases: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}; "
+              + ("the tree may be partly updated (re-run with --replace)" if partial else "nothing was written"),
+              file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
     for name, lines in notes.items():
         for line in lines:
             print(f"{name}: {line}")
     for r in imp.reports:
         print(f"{r['game']}/{r['case_id']}: {r['n_events']} events, {r['duration_s']} s, video {r['video']} "
               f"at {r['fps']} fps" + (f", times snapped by up to {r['max_time_snap_s']} s" if r['max_time_snap_s'] else ""))
-    print(f"imported {len(imp.reports)} case(s) into {imp.root}")
+    print(f"imported {len(imp.reports)} case(s) into {imp.root}"
+          + (f" (videos under {imp.media_root})" if imp.media_elsewhere else ""))
+    if sig.pending:
+        print("import-cases: terminated after the import had completed", file=sys.stderr)
+        return 143
     return 0
 
 

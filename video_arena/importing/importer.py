@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import errno
+import json
+import math
 import os
 import secrets
 import shutil
@@ -25,12 +27,13 @@ from typing import Any
 from video_arena import paths
 from video_arena.cases.build import GT_FORMAT, ID_ALPHABET, BuildError, round_value
 from video_arena.media.pacing import frame_time
-from video_arena.core.tasks import CASE_ID_RE, DELTA_LABELS, GAME_RE, GameDefinition, TasksTreeError, load_cases, parse_game_toml
-from video_arena.core.tasks import MANIFEST_FORMAT, TasksTree, read_tree_json, tree_json
+from video_arena.core.tasks import (CASE_ID_RE, DELTA_LABELS, GAME_RE, MANIFEST_FORMAT, GameDefinition, TasksTree,
+                                    TasksTreeError, load_cases, manifest_cases, parse_game_toml, read_tree_json,
+                                    tree_json)
 from video_arena.digests import sha256_file
 from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M
-from video_arena.importing.logs import ImportCaseError, LogRow
+from video_arena.importing.logs import ImportCaseError, LogRow, read_input
 from video_arena.importing.rules import NoWhereRule, where_error
 from video_arena.toolkit_info import toolkit_provenance
 from video_arena.games.cli import expected_files
@@ -71,7 +74,7 @@ def game_definition(game: str, tasks_root: Path) -> tuple[GameDefinition, dict[s
     toml = tasks_root / game / "game.toml"
     if toml.is_file():
         try:
-            return parse_game_toml(toml.read_text(encoding="utf-8"), source=str(toml)), {}
+            return parse_game_toml(read_input(toml).decode("utf-8", "replace"), source=str(toml)), {}
         except TasksTreeError as exc:
             raise ImportCaseError(str(exc)) from None
     if game not in game_names():
@@ -182,12 +185,40 @@ def rounded(v: float, lo: float, hi: float, label: str) -> float:
 
 # -- the importer ------------------------------------------------------------------------------------
 
+def no_link_below(base: Path, path: Path) -> None:
+    """Raise ImportCaseError when any component of `path` below `base` is a symbolic link: the importer
+    writes inside its tree only, never through a link that leads out of it."""
+    cur = base
+    for part in path.relative_to(base).parts:
+        cur = cur / part
+        if cur.is_symlink():
+            raise ImportCaseError(f"{cur} is a symbolic link (to {os.readlink(cur)!r}): the importer writes only "
+                                  f"inside {base}, never through a link; replace it with a folder")
+
+
+def _inside(base: Path, path: Path) -> bool:
+    return path == base or base in path.parents
+
+
 class Importer:
     """Collect checked cases into a staging folder; `commit()` puts them into the tree."""
 
     def __init__(self, tasks_root: str | Path, media_root: str | Path | None = None, replace: bool = False):
         self.root = Path(tasks_root).expanduser().resolve()
+        env_media = os.environ.get(paths.MEDIA_ROOT_ENV) if media_root is None else None
         self.media_root = paths.media_root(self.root, media_root)
+        if env_media and not _inside(self.root, self.media_root):
+            # $VA_MEDIA_ROOT is exported for Harbor's mount mode and names another tree: writing the
+            # videos there while the cases go to --tasks-root would overwrite that tree's videos
+            raise ImportCaseError(f"${paths.MEDIA_ROOT_ENV}={env_media} is outside --tasks-root {self.root}: the "
+                                  f"videos would be written there; pass --media-root {env_media} to mean it, or unset "
+                                  f"${paths.MEDIA_ROOT_ENV}")
+        #: the videos go outside the tasks tree (an explicit --media-root): named in every report
+        self.media_elsewhere = not _inside(self.root, self.media_root)
+        for base in (self.root, self.media_root):
+            if base.exists() and not base.is_dir():
+                raise ImportCaseError(f"{base} exists and is not a folder")
+        self.committing = False
         self.created = [d for d in dict.fromkeys((self.root, self.media_root)) if not d.exists()]
         for d in self.created:
             d.mkdir(parents=True)
@@ -220,12 +251,15 @@ class Importer:
         if game not in self.games:
             if not GAME_RE.match(game):
                 raise ImportCaseError(f"game name {game!r} must match {GAME_RE.pattern}")
+            for base, sub in ((self.root, self.root / game / "gt"), (self.media_root, self.media_root / game / "media")):
+                no_link_below(base, sub)
             gd, files = game_definition(game, self.root)
             if gd.name != game:
                 raise ImportCaseError(f"{self.root / game}/game.toml names the game {gd.name!r}, not {game!r}")
             self.games[game] = _GameChanges(gd, value_range(game), files)
             try:
                 existing = load_cases(game, self.root) if (self.root / game / "game.toml").is_file() else []
+                manifest_cases(game, self.root)  # a manifest that is not one is refused before any work
             except TasksTreeError as exc:
                 raise ImportCaseError(str(exc)) from None
             self.taken[game] = {c["case_id"] for c in existing}
@@ -276,11 +310,11 @@ class Importer:
         fps_out, n_frames = vinfo["fps"], vinfo["n_frames"]
         duration = frame_time(n_frames, fps_out)
         for r in rows:
-            if round(r.t * fps_out) >= n_frames:
+            if _after_last_frame(r.t, fps_out, n_frames):
                 raise ImportCaseError(f"{r.label}: t {r.t} is after the end of the video ({duration} s, "
                                       f"{n_frames} frames at {fps_out} fps): the video is shorter than its log")
         for label, t, _ in series or []:
-            if round(t * fps_out) >= n_frames:
+            if _after_last_frame(t, fps_out, n_frames):
                 raise ImportCaseError(f"{label}: t {t} is after the end of the video ({duration} s): "
                                       f"the video is shorter than its V_t series")
 
@@ -399,9 +433,9 @@ class Importer:
             for c in g.cases:
                 moves.append((self.staged.media(game, c["case_id"]), self.tree.media(game, c["case_id"])))
                 moves.append((self.staged.gt(game, c["case_id"]), self.tree.gt(game, c["case_id"])))
-            cases_doc = _read_json(self.tree.cases_path(game), {"game": game, "cases": []})
+            cases_doc = _read_doc(self.tree.cases_path(game), {"game": game, "cases": []})
             cases_doc["cases"] = _merged(cases_doc.get("cases", []), g.cases)
-            manifest = _read_json(self.tree.manifest_path(game), None) or {
+            manifest = _read_doc(self.tree.manifest_path(game), None) or {
                 "format": MANIFEST_FORMAT, "game": game, "n_cases": 0,
                 "provenance": {"origin": "imported with `video-arena import-cases`: each case's source, "
                                          "licence, V_t model and inputs are in its entry"},
@@ -412,7 +446,10 @@ class Importer:
                                        (self.staged.cases_path(game), self.tree.cases_path(game), cases_doc)):
                 staged.write_bytes(tree_json(doc))
                 tail.append((staged, final))
+        for _, final in moves + tail:  # checked before the first rename: all or nothing
+            no_link_below(self.root if _inside(self.root, final) else self.media_root, final)
         done = []
+        self.committing = True
         for staged, final in moves + tail:
             final.parent.mkdir(parents=True, exist_ok=True)
             _move(staged, final)
@@ -449,10 +486,23 @@ def _same_dir(a: Path, b: Path) -> bool:
         return False
 
 
-def _read_json(path: Path, default):
-    if not path.is_file():
+def _read_doc(path: Path, default):
+    """A cases.json or manifest.json of the tree (read with a bound): a JSON object whose `cases` is a
+    list of objects, else ImportCaseError; `default` when there is none."""
+    if not (path.exists() or path.is_symlink()):
         return default
     try:
-        return read_tree_json(path)
+        doc = read_tree_json(path)
     except ValueError as exc:
         raise ImportCaseError(f"{path}: not valid JSON ({exc}): fix or remove it before importing") from None
+    cases = doc.get("cases", []) if isinstance(doc, dict) else None
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise ImportCaseError(f"{path}: not a {path.name} (a JSON object whose 'cases' is a list of objects): "
+                              "fix or remove it before importing")
+    return doc
+
+
+def _after_last_frame(t: float, fps: int, n_frames: int) -> bool:
+    """A time past the video's last frame (a time too large to count frames, 1e308, is past it too)."""
+    frame = t * fps
+    return not math.isfinite(frame) or frame >= n_frames or round(frame) >= n_frames

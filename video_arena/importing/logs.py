@@ -48,15 +48,27 @@ def _reject_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
 
 
+def read_input(path: Path, cap: int = MAX_LOG_BYTES) -> bytes:
+    """The bytes of an input file, read with a bound: a regular file only (never through a symbolic link,
+    never blocking on a FIFO, never a device such as /dev/zero), at most `cap` bytes."""
+    from video_arena.core.results import read_bounded
+
+    path = Path(path)
+    try:
+        data, size = read_bounded(path, cap)
+    except OSError as exc:
+        why = ("a symbolic link (inputs are read as regular files only)" if path.is_symlink()
+               else "no such file" if isinstance(exc, FileNotFoundError) else exc.strerror or str(exc))
+        raise ImportCaseError(f"{path}: cannot read: {why}") from None
+    if size > cap:
+        raise ImportCaseError(f"{path}: {size} bytes, more than the {cap} an input may have")
+    return data
+
+
 def read_records(path: Path, list_key: str) -> list[tuple[str, dict[str, Any] | list[Any]]]:
     """[(row label, row)] from a CSV (dict rows) or JSON file (dicts or lists)."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ImportCaseError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_LOG_BYTES:
-        raise ImportCaseError(f"{path}: {len(data)} bytes, more than the {MAX_LOG_BYTES} a log may have")
+    data = read_input(path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -18,7 +18,7 @@ from typing import Any
 from video_arena.cases.build import GT_FORMAT
 from video_arena.core.tasks import CASES_FILE, MANIFEST_FILE, TasksTree, gt_rel, media_rel
 from video_arena.importing.importer import Importer, Provenance, game_definition
-from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
+from video_arena.importing.logs import ImportCaseError, read_event_log, read_input, read_value_series
 from video_arena.games.cli import expected_files
 
 
@@ -28,17 +28,17 @@ def _file_notes(src_game: Path, ours: dict[str, bytes]) -> dict[str, list[str]]:
         path = src_game / name
         if not path.is_file():
             notes[name] = ["missing (the toolkit's own is used)"]
-        elif name in ours and path.read_bytes() != ours[name]:
+        elif name in ours and read_input(path) != ours[name]:
             notes[name] = ["differs from the toolkit's; the toolkit's is kept (the instruction, the judge's "
                            "vocabulary and the answer seed must agree)"]
         else:
             notes[name] = ["same as ours"]
     if (src_game / "answer_seed.json").is_file():
         try:
-            seed = json.loads((src_game / "answer_seed.json").read_text(encoding="utf-8"))
+            seed = json.loads(read_input(src_game / "answer_seed.json"))
             if seed != {"events": []}:
                 notes["answer_seed.json"].append(f"is {seed!r}, not {{\"events\": []}}")
-        except ValueError:
+        except (ValueError, RecursionError):
             notes["answer_seed.json"].append("is not valid JSON")
     if (src_game / MANIFEST_FILE).is_file():
         notes[MANIFEST_FILE] = ["not read: provenance comes from --source, --licence and --value-model"]
@@ -97,8 +97,8 @@ def import_tree(src: Path, importer: Importer, prov: Provenance, games: list[str
         listed = None
         if tree.cases_path(game).is_file():
             try:
-                listed = [c["case_id"] for c in json.loads(tree.cases_path(game).read_text(encoding="utf-8"))["cases"]]
-            except (ValueError, KeyError, TypeError) as exc:
+                listed = [c["case_id"] for c in json.loads(read_input(tree.cases_path(game)))["cases"]]
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
                 raise ImportCaseError(f"{gdir}/{CASES_FILE}: malformed ({exc!r})") from None
             unlisted = sorted({p.stem for p in gts} - set(listed))
             absent = sorted(set(listed) - {p.stem for p in gts})
@@ -109,8 +109,8 @@ def import_tree(src: Path, importer: Importer, prov: Provenance, games: list[str
         for gt_path in gts:
             rel = gt_rel(game, gt_path.stem)
             try:
-                doc = json.loads(gt_path.read_text(encoding="utf-8"))
-            except (ValueError, UnicodeDecodeError) as exc:
+                doc = json.loads(read_input(gt_path))
+            except (ValueError, RecursionError) as exc:
                 raise ImportCaseError(f"{rel}: not valid JSON: {exc}") from None
             if not isinstance(doc, (list, dict)):
                 raise ImportCaseError(f"{rel}: expected a list of rows or an object with 'events'")

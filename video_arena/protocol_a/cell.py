@@ -126,6 +126,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         "frames_used": plan.n, "fps_eff": fps_eff,
         "t1_recall_ceiling": G.recall_ceiling(plan.fps_eff, cond.tolerance_s),
         "duration_s": float(frames.media.duration),
+        "served_model": oc.served_model,
         "usage": oc.usage, "request_sha256": oc.request_sha256, "body_bytes": oc.body_bytes,
         "protocol_complete": not oc.hit_max_tokens, "degraded": bool(oc.degradations),
         "degradations": oc.degradations, "sampling": sampling_of(oc.spec),

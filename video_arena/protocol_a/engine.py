@@ -21,6 +21,11 @@ Seed 003's discipline, applied:
   `context_overflow`, or with on_overflow="degrade" re-samples with fewer stills (server_limits.py).
   A 400 is never re-sent unchanged.
 * A reply that hit `max_tokens` (finish_reason "length") makes the cell not protocol_complete.
+* The model the server names in each reply (`model` of the completion) is recorded per attempt and for
+  the cell (`served_model`): a gateway that routes to another model is visible, and the scorer flags it.
+* A redirect is never followed unless it keeps the method (307, 308) and stays under the base URL: a
+  302 would turn the POST into a GET whose canned page is not the model's answer; any other redirect
+  ends the cell as a harness error (missing, never scored).
 """
 from __future__ import annotations
 
@@ -105,6 +110,8 @@ class Outcome:
     visible: bool
     hit_max_tokens: bool
     lone_surrogates: int = 0
+    #: the `model` the server named in the reply (None when it named none)
+    served_model: str | None = None
 
 
 #: A reply body larger than this is not read further (a transport error): no chat completion with
@@ -144,6 +151,8 @@ class Reply:
     usage: dict[str, Any]
     reasoning: str | None
     lone_surrogates: int = 0
+    #: the completion's `model`: the model the server says produced the reply
+    model: str | None = None
 
 
 def _int_or_none(v: Any) -> int | None:
@@ -202,8 +211,9 @@ def parse_completion(raw: bytes) -> Reply:
         raise BadReply(f"choices is {type(choices).__name__}, not a list")
     if doc.get("error"):  # a gateway's failure beside whatever text it had (OpenRouter: status 200)
         raise BadReply(f"the body carries an error beside its choices: {str(doc['error'])[:200]!r}")
+    served = safe_text(doc["model"])[0][:200] if isinstance(doc.get("model"), str) else None
     if not choices:  # a well-formed completion without a choice: no visible answer (redrawn)
-        return Reply(content="", finish_reason=None, usage=_usage(doc.get("usage")), reasoning=None)
+        return Reply(content="", finish_reason=None, usage=_usage(doc.get("usage")), reasoning=None, model=served)
     choice = choices[0]
     if not isinstance(choice, dict):
         raise BadReply(f"choices[0] is {type(choice).__name__}, not an object")
@@ -217,7 +227,7 @@ def parse_completion(raw: bytes) -> Reply:
     if finish in FAILED_FINISH_REASONS:  # the server's generation failed: its text is not the model's answer
         raise BadReply(f"finish_reason {finish!r}: the server's generation failed part-way")
     return Reply(content=content, finish_reason=finish if isinstance(finish, str) else None,
-                 usage=_usage(doc.get("usage")), reasoning=reasoning, lone_surrogates=n_sur)
+                 usage=_usage(doc.get("usage")), reasoning=reasoning, lone_surrogates=n_sur, model=served)
 
 
 def _read_capped(resp: Any) -> bytes:
@@ -227,6 +237,30 @@ def _read_capped(resp: Any) -> bytes:
         if len(buf) > MAX_REPLY_BYTES:
             raise BadReply(f"the reply body exceeds {MAX_REPLY_BYTES} bytes")
     return bytes(buf)
+
+
+class RedirectRefused(openai.OpenAIError):
+    """The server answered with a redirect that changes the method (301, 302, 303) or leaves the base URL:
+    not followed (a GET's canned page must never be recorded as the model's answer)."""
+
+
+def redirect_guard(base_url: str) -> Callable[[httpx.Response], None]:
+    """An httpx response hook that lets only method-keeping redirects (307, 308) under `base_url` through."""
+    base = httpx.URL(str(base_url))
+    prefix = base.path if base.path.endswith("/") else base.path + "/"
+
+    def check(response: httpx.Response) -> None:
+        if not response.is_redirect:
+            return
+        target = response.url.join(response.headers.get("location", ""))
+        same = (target.scheme, target.host, target.port) == (base.scheme, base.host, base.port) \
+            and (target.path + "/").startswith(prefix)
+        if response.status_code not in (307, 308) or not same:
+            raise RedirectRefused(f"the server redirected the request (HTTP {response.status_code} to "
+                                  f"{str(target)[:200]}): not followed (a redirect may change the method or leave "
+                                  f"the endpoint {base})")
+
+    return check
 
 
 @functools.lru_cache(maxsize=1)
@@ -242,7 +276,8 @@ def call_once(client: openai.OpenAI, body: dict[str, Any], timeout_s: float) -> 
     DeadlineExceeded is raised.  HTTP errors raise the openai client's exceptions; a 200 that is not
     a chat completion raises BadReply."""
     deadline = time.monotonic() + timeout_s
-    http = httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=True, verify=_ssl_context())
+    http = httpx.Client(timeout=httpx.Timeout(timeout_s), follow_redirects=True, verify=_ssl_context(),
+                        event_hooks={"response": [redirect_guard(str(client.base_url))]})
     c = client.with_options(http_client=http, max_retries=0, timeout=timeout_s)
     box: dict[str, Any] = {}
 
@@ -275,6 +310,8 @@ def _classify(exc: Exception) -> tuple[str, int | None]:
     status).  A refusal that states a server limit (server_limits.classify) is never retried as is."""
     if isinstance(exc, DeadlineExceeded):
         return "timeout", None
+    if isinstance(exc, RedirectRefused):
+        return "fatal", None
     if isinstance(exc, BadReply):
         return "bad_reply", 200
     if isinstance(exc, (httpx.TransportError, httpx.StreamError)):  # raised while reading the body
@@ -427,7 +464,7 @@ def run_request(client: openai.OpenAI, cond: Condition, opts: RequestOptions, pr
             content, finish, usage, reasoning = reply.content, reply.finish_reason, reply.usage, reply.reasoning
             visible = bool(content.strip())
             att.update(wall_s=round(time.monotonic() - t0, 3), finish_reason=finish,
-                       reply_chars=len(content), visible=visible, usage=usage)
+                       reply_chars=len(content), visible=visible, usage=usage, served_model=reply.model)
             if reply.lone_surrogates:
                 att["lone_surrogates_replaced"] = reply.lone_surrogates
             attempts.append(att)
@@ -435,7 +472,7 @@ def run_request(client: openai.OpenAI, cond: Condition, opts: RequestOptions, pr
                               degradations=degradations, frames=frames, spec=spec, request_sha256=rsha,
                               body_bytes=body_bytes, mp4_sha256=sha256_bytes(mp4) if mp4 else None,
                               reasoning=reasoning, visible=visible, hit_max_tokens=finish == "length",
-                              lone_surrogates=reply.lone_surrogates)
+                              lone_surrogates=reply.lone_surrogates, served_model=reply.model)
             if visible or not cond.redraw_no_visible_answer:
                 return outcome
             last_empty = outcome  # type: ignore[assignment]

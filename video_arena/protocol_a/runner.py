@@ -29,7 +29,7 @@ from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, resolve
 from video_arena.media import grid as G
 from video_arena.protocol_a.cell import execute_cell
-from video_arena.core.condition import CONDITIONS_SUBDIR, ConditionError, load_condition
+from video_arena.core.condition import CONDITIONS_SUBDIR, ConditionError, is_versioned, load_condition
 from video_arena.core.request import RequestOptions, check_extra_body
 from video_arena.cli_args import comma_list
 from video_arena.toolkit_info import toolkit_provenance
@@ -175,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
 
     counts: dict[str, int] = {}
     print(f"{len(todo)} cells to run, {skipped} already done, condition {cond.name} "
-          f"({cond.sha256[:12]}), out {out}", file=sys.stderr)
+          f"({cond.sha256[:12]}{'' if is_versioned(cond.sha256) else ', NON-REFERENCE: not a versioned condition file'}"
+          f"), out {out}", file=sys.stderr)
     with progress_bar(len(todo), f"run-a {a.model}", "cell", enabled=not a.no_progress) as bar, \
             ThreadPoolExecutor(max_workers=a.workers) as pool:
         futs = {pool.submit(run_one, g, c): (g, c) for g, c in todo}

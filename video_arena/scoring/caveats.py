@@ -12,6 +12,11 @@ Per cell (native `run.json`, or a Harbor trial's `agent/run.json` and `agent/tra
 * **audit**: a Protocol B cell whose egress-audit verdict is not `clean` (`flagged`, `unaudited` or no
   audit at all: an unchecked transcript is never read as clean).
 * the recall ceiling `t1_recall_ceiling`, `turns_used`, and the reasoning effort as recorded.
+* **served other model**: a Protocol A reply whose `served_model` (the `model` the server named) is not the
+  requested model (`served_differs`: the same name, case aside, with a provider prefix or a date suffix
+  such as `-2024-08-06` is the same model; anything else is another).
+* **non-reference**: a Protocol A cell whose condition digest is none of the versioned condition files'
+  (a custom `--condition`, whatever name and version it gives itself).
 
 The **declared condition** of a cell: the condition file's digest, the transport, and the condition's
 sampling grid.  A degradation (jpeg_q raised for the request cap or by the operator's `--jpeg-q`, fewer
@@ -26,11 +31,12 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterable
 
 from video_arena.core.audit import audit_texts, turns_reported
-from video_arena.core.condition import find_condition
+from video_arena.core.condition import find_condition, is_versioned
 from video_arena.core.condition_fields import compare_lines, condition_of, mixing_lines
 from video_arena.core.judge_loader import load_judge
 from video_arena.core.results import read_bounded, read_json_object
@@ -146,6 +152,19 @@ def toolkit_label(run: dict[str, Any]) -> str | None:
             f"{dirty if commit else ''} judge {tk.get('judge_version') or '?'}")
 
 
+_DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8})\Z")
+
+
+def served_differs(requested: Any, served: Any) -> bool:
+    """True when the server says another model than the requested one produced the reply.  The same
+    name (case aside), with a provider prefix (`openai/gpt-4o` for `gpt-4o`) or a dated snapshot suffix
+    (`gpt-4o-2024-08-06`) is the same model; a reply naming no model is not flagged (nothing to compare)."""
+    if not isinstance(served, str) or not served or not isinstance(requested, str) or not requested:
+        return False
+    r, s = requested.strip().lower().rsplit("/", 1)[-1], served.strip().lower().rsplit("/", 1)[-1]
+    return _DATE_SUFFIX.sub("", s) != _DATE_SUFFIX.sub("", r)
+
+
 def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = None) -> None:
     """Fill a scorer Cell's caveat fields from its run record (native run.json or a Harbor Protocol A
     trial's agent/run.json)."""
@@ -179,6 +198,12 @@ def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = No
     cell.n_json_blocks = _int(run.get("n_json_blocks"))
     cell.recall_ceiling = _num(run.get("t1_recall_ceiling"))
     cell.turns_used = _int(run.get("turns_used"))
+    served = run.get("served_model")
+    cell.served_model = served if isinstance(served, str) else None
+    params = run.get("request_params") if isinstance(run.get("request_params"), dict) else {}
+    cell.served_other_model = served_differs(params.get("model") or run.get("model"), cell.served_model)
+    if cell.protocol == "A":
+        cell.non_reference = not is_versioned(cell.condition_sha256)
     audit = run.get("audit")
     if cell.protocol == "B" or isinstance(audit, dict):
         cell.audit_verdict = str(audit.get("verdict")) if isinstance(audit, dict) and audit.get("verdict") \

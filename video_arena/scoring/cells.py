@@ -47,7 +47,8 @@ EXCLUDED = (STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_FLAGGED)
 #: `content_filtered` (the reply ended on a content filter: scored as the reply it is) are counted with
 #: the others; docs/SCORING.md, "Cell statuses"
 CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
-           "allow_paths", "preflight_warned", "context_overflow", "content_filtered")
+           "allow_paths", "preflight_warned", "context_overflow", "content_filtered", "served_other_model",
+           "non_reference")
 #: the finish reason of a reply a provider's content filter cut or replaced
 CONTENT_FILTER = "content_filter"
 
@@ -126,6 +127,13 @@ class Cell:
     @property
     def content_filtered(self) -> bool:
         return self.finish_reason == CONTENT_FILTER
+    #: Protocol A: the model the server named in the scored reply (run.json `served_model`), and whether
+    #: it is another model than the one requested (caveats.served_differs)
+    served_model: str | None = None
+    served_other_model: bool = False
+    #: Protocol A: the cell's condition file is none of the versioned ones (its digest matches no file in
+    #: video_arena/core/conditions/): not the benchmark's condition, whatever name it gives itself
+    non_reference: bool = False
 
     @property
     def redrawn(self) -> bool:
@@ -183,6 +191,8 @@ class Cell:
             "preflight": self.preflight, "preflight_warnings": self.preflight_warnings,
             "context_overflow": self.context_overflow, "finish_reason": self.finish_reason,
             "content_filtered": self.content_filtered,
+            "served_model": self.served_model, "served_other_model": self.served_other_model,
+            "non_reference": self.non_reference,
         }
         for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
             row[k] = rec.get(k) if self.status == STATUS_SCORED else None

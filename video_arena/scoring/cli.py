@@ -51,6 +51,17 @@ def format_system(s: SS.SystemScore) -> str:
         lines.append("  DIAGNOSTIC (--allow-mixed): these cells are not one measurement; never report this table "
                      "as a benchmark number. They differ in:")
         lines += [f"    {m}" for m in s.mixed]
+    nonref = [c for c in s.cells() if c.non_reference and c.status != SC.STATUS_MISSING]
+    if nonref:
+        shas = sorted({str(c.condition_sha256)[:12] for c in nonref})
+        lines.append(f"  NON-REFERENCE CONDITION: {len(nonref)} Protocol A cell(s) ran under a condition file that is "
+                     f"none of the versioned ones (digest {', '.join(shas[:3])}): not the benchmark's condition, "
+                     f"whatever name it gives itself; counted in the non-ref column")
+    served = [c for c in s.cells() if c.served_other_model and c.status != SC.STATUS_MISSING]
+    if served:
+        names = SS.count_values(f"{c.model} -> {c.served_model}" for c in served)
+        lines.append(f"  SERVED ANOTHER MODEL: {len(served)} cell(s) whose reply names another model than the requested "
+                     f"one ({', '.join(f'{k} ({v})' for k, v in list(names.items())[:3])}); counted in the served column")
     n_a = sum(1 for c in s.cells() if c.protocol == "A" and c.status != SC.STATUS_MISSING)
     if not s.requests_verified and n_a:
         lines.append(f"  CAVEAT (--no-verify-requests): {n_a} Protocol A cell(s) scored without rebuilding their "
@@ -136,14 +147,15 @@ def format_caveats(s: SS.SystemScore) -> list[str]:
     clean measurement (docs/SCORING.md, "Caveats")."""
     hdr = (f"  {'caveats':<11} {'scored':>7} {'0-row':>5} {'degraded':>8} {'truncated':>9} {'multi-block':>11} "
            f"{'audit':>5} {'redrawn':>7} {'turns>cap':>9} {'no-iso':>6} {'allow':>5} {'preflight':>9} "
-           f"{'filtered':>8} {'recall ceil':>11}  reasoning effort")
+           f"{'filtered':>8} {'served':>6} {'non-ref':>7} {'recall ceil':>11}  reasoning effort")
     out = [hdr, "  " + "-" * (len(hdr) - 2)]
     for g, cv in caveat_rows(s):
         scored = f"{cv['n_scored']}/{cv['n_cases']}"
         out.append(f"  {g:<11} {scored:>7} {cv['zero_rows']:>5} "
                    f"{cv['degraded']:>8} {cv['truncated']:>9} {cv['multi_block']:>11} {cv['audit_flagged']:>5} "
                    f"{cv['redrawn']:>7} {cv['over_turns']:>9} {cv['no_isolation']:>6} {cv['allow_paths']:>5} "
-                   f"{cv['preflight_warned']:>9} {cv['content_filtered']:>8} "
+                   f"{cv['preflight_warned']:>9} {cv['content_filtered']:>8} {cv['served_other_model']:>6} "
+                   f"{cv['non_reference']:>7} "
                    f"{_f(cv['t1_recall_ceiling_mean']):>11}  {_tally_str(cv['reasoning_effort'])}")
     out.append("  caveats count scored cells: degraded = run.json degraded/degradations, jpeg_q raised or fewer "
                "stills than the grid; truncated = protocol_complete false; multi-block = n_json_blocks > 1; "
@@ -151,7 +163,9 @@ def format_caveats(s: SS.SystemScore) -> list[str]:
                "attempt that ran (its earlier attempts are in attempts/; the latest counts); turns>cap = "
                "turns_used above the declared max_turns; no-iso = run-b --no-isolation; allow = extra "
                "--allow-path given; preflight = the preflight warned; filtered = the reply ended on a content filter "
-               "(finish_reason content_filter; scored as the reply it is); recall ceil = mean t1_recall_ceiling")
+               "(finish_reason content_filter; scored as the reply it is); served = the reply names another model "
+               "than the requested one (run.json served_model); non-ref = a condition file that is none of the "
+               "versioned ones (not the benchmark's condition); recall ceil = mean t1_recall_ceiling")
     return out
 
 
@@ -215,7 +229,7 @@ CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "mod
                "multi_block", "context_overflow", "finish_reason", "content_filtered", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",
                "condition_sha256", "grid", "transport", "run_tolerance_s", "instruction_current", "toolkit",
                "run_attempt", "n_redraws", "max_turns", "over_turns", "isolation", "n_allow_paths", "preflight",
-               "preflight_warnings", "warnings"]
+               "preflight_warnings", "served_model", "served_other_model", "non_reference", "warnings"]
 
 
 def build_parser() -> argparse.ArgumentParser:

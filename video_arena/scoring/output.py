@@ -39,7 +39,8 @@ CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cell
               "format_errors", "reward", "reward_ci_lo", "reward_ci_hi", "t1_f1", "t1_f1_ci_lo", "t1_f1_ci_hi",
               "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "t2_zero_filled", "t3_zero_filled",
               "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
-              "allow_paths", "preflight_warned", "content_filtered", "t1_recall_ceiling_mean", "reasoning_effort",
+              "allow_paths", "preflight_warned", "content_filtered", "served_other_model", "non_reference",
+              "t1_recall_ceiling_mean", "reasoning_effort",
               "in_overall", "table_diagnostic", "mixed"]
 
 

@@ -55,20 +55,22 @@ def _results_table(s: SS.SystemScore) -> list[str]:
 
 def _caveat_table(s: SS.SystemScore) -> list[str]:
     rows = ["| game | scored / cases | 0-row | missing | excluded | context overflow (0.0) | degraded | truncated "
-            "| multi-block | content-filtered | audit not clean | mean recall ceiling | reasoning effort |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| multi-block | content-filtered | audit not clean | served another model | non-reference condition "
+            "| mean recall ceiling | reasoning effort |",
+            "|" + "---|" * 15]
     for g, gs in s.games.items():
         cv = gs.caveats()
         rows.append(f"| {g} | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {gs.counts[SC.STATUS_MISSING]} "
                     f"| {gs.counts['excluded']} | {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} "
-                    f"| {cv['multi_block']} | {cv['content_filtered']} "
-                    f"| {cv['audit_flagged']} | {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
+                    f"| {cv['multi_block']} | {cv['content_filtered']} | {cv['audit_flagged']} "
+                    f"| {cv['served_other_model']} | {cv['non_reference']} "
+                    f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
     cv = s.caveats()
     miss = sum(gs.counts[SC.STATUS_MISSING] for gs in s.games.values())
     excl = sum(gs.counts["excluded"] for gs in s.games.values())
     rows.append(f"| **overall** | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {miss} | {excl} "
                 f"| {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} "
-                f"| {cv['content_filtered']} | {cv['audit_flagged']} "
+                f"| {cv['content_filtered']} | {cv['audit_flagged']} | {cv['served_other_model']} | {cv['non_reference']} "
                 f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
     return rows
 

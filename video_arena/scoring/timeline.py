@@ -35,6 +35,8 @@ PRED_WRONG_LABEL = "#f0a020"
 PRED_UNMATCHED = "#7b1fa2"
 PAIR_LINE = "#9e9e9e"
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p"]
+#: answer rows later than this many times the match's length are drawn at the axis' right edge
+REACH = 1.5
 
 
 def _mmss(t: float, _pos=None) -> str:
@@ -117,9 +119,17 @@ def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[s
     marker_of = {t: MARKERS[i % len(MARKERS)] for i, t in enumerate(types)}
 
     duration = float(gt.get("duration_s") or 0.0)
-    t_max = max([duration] + [r["t"] for r in gt_rows] + [r["t"] for r in pred] + [1.0])
+    # The axis spans the match (and answer rows a little after it); a row far beyond the video (valid for
+    # the judge, e.g. t = 1e300) is drawn at the right edge and counted in the title, never scaled to.
+    base = max([duration] + [r["t"] for r in gt_rows] + [1.0])
+    t_max = max([base] + [r["t"] for r in pred if r["t"] <= base * REACH])
+    beyond = sum(1 for r in pred if r["t"] > base * REACH)
     x0, x1 = (window if window else (0.0, t_max * 1.01))
     span = max(1.0, x1 - x0)
+    edge = x1 if not window else x1 + span  # a clipped row stays finite (and, zoomed in, out of view)
+
+    def x_of(t: float) -> float:
+        return min(max(t, x0 - span), edge)
     n_lanes = len(keys)
     width = 16.0
     ev_h = 0.55 * (2 * n_lanes) + 1.0
@@ -136,7 +146,7 @@ def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[s
             continue
         kg, kp = gt_rows[g][field], pred[p][field]
         if ("gt", kg) in lane_y and ("pred", kp) in lane_y:
-            ax.plot([gt_rows[g]["t"], pred[p]["t"]], [lane_y[("gt", kg)], lane_y[("pred", kp)]],
+            ax.plot([x_of(gt_rows[g]["t"]), x_of(pred[p]["t"])], [lane_y[("gt", kg)], lane_y[("pred", kp)]],
                     color=PAIR_LINE, linewidth=0.7, zorder=1)
 
     def scatter(rows, side, colour_of):
@@ -146,7 +156,7 @@ def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[s
             if key not in lane_y:
                 continue
             colour, filled = colour_of(i, r)
-            groups.setdefault((r["type"], colour, filled), []).append((r["t"], lane_y[key]))
+            groups.setdefault((r["type"], colour, filled), []).append((x_of(r["t"]), lane_y[key]))
         for (typ, colour, filled), pts in groups.items():
             xs, ys = zip(*pts)
             ax.plot(xs, ys, linestyle="none", marker=marker_of.get(typ, "o"), markersize=ms,
@@ -223,7 +233,8 @@ def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[s
     for s in ("top", "right"):
         axv.spines[s].set_visible(False)
     axv.set_xlim(x0, x1)
-    major = next(m for m in (10, 30, 60, 120, 300, 600, 1200, 3600, 1e9) if span / m <= 16)
+    major = next((m for m in (10, 30, 60, 120, 300, 600, 1200, 3600) if span / m <= 16), None) \
+        or 3600 * math.ceil(span / 16 / 3600)
     axv.xaxis.set_major_locator(MultipleLocator(major))
     axv.xaxis.set_major_formatter(FuncFormatter(_mmss))
     axv.set_xlabel("video time (m:ss)", fontsize=9)
@@ -243,6 +254,8 @@ def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[s
         line2 += f"   FORMAT ERROR (scored 0): {str(rec['format_error'])[:90]}"
         if pred:
             line2 += "  (rows drawn best-effort)"
+    if beyond:
+        line2 += f"   {beyond} answer row(s) far after the video's end, drawn at the right edge"
     if window:
         line2 += f"   window {_mmss(x0)}-{_mmss(x1)} (scores are the whole match's)"
     fig.suptitle(line1 + "\n" + line2, fontsize=11, x=0.01, ha="left", y=0.995)
@@ -285,8 +298,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ans_path = Path(a.answer)
     data = None
-    if ans_path.is_file():
-        data = ans_path.read_bytes()
+    if ans_path.is_file() or ans_path.is_symlink():
+        from video_arena.core.results import read_bounded
+        from video_arena.scoring.caveats import MAX_ANSWER_BYTES
+
+        try:  # a regular file, never through a link or blocking; the judge's cap + 1 byte at most
+            data = read_bounded(ans_path, MAX_ANSWER_BYTES)[0]
+        except OSError as exc:
+            print(f"video-arena timeline: {ans_path}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     else:
         print(f"video-arena timeline: no answer file at {ans_path}: drawn as no answer", file=sys.stderr)
     record = J.judge(gt, data, tolerance=a.tolerance)

@@ -1,0 +1,174 @@
+"""import-cases given hostile inputs (docs/SECURITY.md): it writes only under its --tasks-root (a media
+root elsewhere is refused unless named with --media-root, then named in the report), never through a
+link out of the tree, never blocks on a FIFO or reads a device unbounded, cleans its staging folders on
+SIGTERM, and a valid but absurd time or a damaged manifest is a one-line error, never a traceback.
+
+The video conversion is replaced by a stand-in here (the checks under test come before or after it);
+tests/e2e/test_importing_e2e.py converts real videos."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from video_arena.importing import cli as import_cli
+from video_arena.importing import media as M
+
+pytestmark = pytest.mark.usefixtures("no_tasks_env")
+
+LOG = """t,type,actor,where,v_before,v_after
+2.0,winner,player_a,back,0.5,0.56
+5.5,error,player_b,net,0.56,0.6
+"""
+PROV = ["--source", "fixture", "--licence", "CC0-1.0", "--value-model", "made up"]
+
+
+def fake_prepare(src, dst, size, fps=None):
+    """What media.prepare returns for a 10 s video at 2 fps (the stand-in bytes are never decoded)."""
+    Path(dst).write_bytes(b"\0stand-in video")
+    return {"method": "re-encode", "fps": fps or 2, "n_frames": 20, "width": size[0], "height": size[1],
+            "source": {}, "encoder": {"tool": "stand-in"}}
+
+
+@pytest.fixture
+def stand_in(monkeypatch):
+    monkeypatch.setattr(M, "prepare", fake_prepare)
+
+
+def args(tmp_path: Path, *extra: str, log: str = LOG, tree: Path | None = None) -> list[str]:
+    (tmp_path / "events.csv").write_text(log)
+    (tmp_path / "match.mp4").write_bytes(b"source video")
+    return ["--tasks-root", str(tree or tmp_path / "tree"), "--game", "badminton", "--video",
+            str(tmp_path / "match.mp4"), "--events", str(tmp_path / "events.csv"), *PROV, *extra]
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): (b"" if p.is_dir() else p.read_bytes())
+            for p in sorted(root.rglob("*"))} if root.exists() else {}
+
+
+def refused(capsys, argv: list[str], *needles: str, rc: int = 1) -> str:
+    assert import_cli.main(argv) == rc
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("import-cases: ")
+    for n in needles:
+        assert n in err, (n, err)
+    return err
+
+
+# --------------------------------------------------------------------------------------------------
+def test_an_exported_media_root_outside_the_tree_is_refused(tmp_path, capsys, monkeypatch, stand_in):
+    """$VA_MEDIA_ROOT exported for Harbor (another tree) while importing into --tasks-root ext: the videos
+    would overwrite that tree's under a report saying "imported into ext"."""
+    other = tmp_path / "other-tree"
+    (other / "badminton" / "media").mkdir(parents=True)
+    before = files(other)
+    monkeypatch.setenv("VA_MEDIA_ROOT", str(other))
+    refused(capsys, args(tmp_path), "VA_MEDIA_ROOT", "--media-root", "nothing was written")
+    assert files(other) == before and not (tmp_path / "tree").exists()
+
+
+def test_an_explicit_media_root_elsewhere_is_named(tmp_path, capsys, stand_in):
+    media = tmp_path / "media-root"
+    assert import_cli.main(args(tmp_path, "--media-root", str(media))) == 0
+    out = capsys.readouterr().out
+    assert f"(videos under {media})" in out
+    assert len(list((media / "badminton" / "media").glob("*.mp4"))) == 1
+    assert not list((tmp_path / "tree").rglob("*.mp4"))
+
+
+@pytest.mark.parametrize("link", ["gt", "media", "game"])
+def test_a_link_out_of_the_tree_is_never_followed(link, tmp_path, capsys, stand_in):
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    outside.mkdir()
+    (tree / "badminton").mkdir(parents=True)
+    where = {"gt": tree / "badminton" / "gt", "media": tree / "badminton" / "media", "game": tree / "badminton"}[link]
+    if link == "game":
+        (tree / "badminton").rmdir()
+    where.symlink_to(outside)
+    refused(capsys, args(tmp_path, tree=tree), "symbolic link", "nothing was written")
+    assert list(outside.iterdir()) == []
+    assert not list(tree.glob(".import-*"))
+
+
+def test_a_time_too_large_for_the_frame_count_is_one_line(tmp_path, capsys, stand_in):
+    """t = 1e308 at 2 fps: valid JSON and a finite float, but t * fps overflows a frame number."""
+    log = LOG + "1e308,winner,player_a,back,0.6,0.66\n"
+    refused(capsys, args(tmp_path, log=log), "after the end of the video", "nothing was written")
+    assert not (tmp_path / "tree").exists() or not list((tmp_path / "tree").rglob("*.json"))
+
+
+@pytest.mark.parametrize("manifest", ['["x"]', '{"cases": "abc"}', '{"cases": [1]}'])
+def test_a_manifest_that_is_not_one_is_one_line(manifest, tmp_path, capsys, stand_in):
+    tree = tmp_path / "tree"
+    assert import_cli.main(args(tmp_path, tree=tree)) == 0
+    capsys.readouterr()
+    (tree / "badminton" / "manifest.json").write_text(manifest)
+    before = files(tree)
+    refused(capsys, args(tmp_path, tree=tree), "manifest.json", "nothing was written")
+    assert files(tree) == before
+
+
+# --------------------------------------------------------------------------------------------------
+# --from-tree: a FIFO or a device where a ground truth should be
+# --------------------------------------------------------------------------------------------------
+def _seed_tree(src: Path) -> Path:
+    gt = src / "badminton" / "gt"
+    gt.mkdir(parents=True)
+    (src / "badminton" / "media").mkdir()
+    (src / "badminton" / "media" / "Ab3dE5gH.mp4").write_bytes(b"video")
+    return gt / "Ab3dE5gH.json"
+
+
+def test_a_fifo_ground_truth_does_not_block(tmp_path, capsys, stand_in):
+    gt = _seed_tree(tmp_path / "src")
+    os.mkfifo(gt)
+    box = {}
+    th = threading.Thread(target=lambda: box.setdefault("rc", import_cli.main(
+        ["--from-tree", str(tmp_path / "src"), "--tasks-root", str(tmp_path / "tree"), *PROV])), daemon=True)
+    th.start()
+    th.join(60)
+    assert not th.is_alive(), "import-cases blocked on a FIFO"
+    assert box["rc"] == 1
+    err = capsys.readouterr().err
+    assert "not a regular file" in err and "nothing was written" in err and "Traceback" not in err
+
+
+def test_a_ground_truth_linked_to_dev_zero_is_refused_not_read(tmp_path):
+    """Run in a child limited to 3 GiB of address space: an unbounded read of /dev/zero would end in a
+    MemoryError there, never exhaust the machine."""
+    gt = _seed_tree(tmp_path / "src")
+    gt.symlink_to("/dev/zero")
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
+            "from video_arena.importing import cli; sys.exit(cli.main(sys.argv[1:]))")
+    p = subprocess.run([sys.executable, "-c", code, "--from-tree", str(tmp_path / "src"), "--tasks-root",
+                        str(tmp_path / "tree"), *PROV], capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if k not in ("VA_MEDIA_ROOT", "VA_TASKS_ROOT")})
+    assert p.returncode == 1, p.stderr
+    assert "symbolic link" in p.stderr and "Traceback" not in p.stderr and "MemoryError" not in p.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+def test_sigterm_during_an_import_leaves_no_staging_folder(tmp_path):
+    """SIGTERM arrives while the video is being converted: the staging folders (.import-*) are removed."""
+    code = ("import os, signal, sys, time\n"
+            "from video_arena.importing import media as M\n"
+            "def prepare(*a, **k):\n"
+            "    os.kill(os.getpid(), signal.SIGTERM)\n"
+            "    time.sleep(30)\n"
+            "M.prepare = prepare\n"
+            "from video_arena.importing import cli\n"
+            "sys.exit(cli.main(sys.argv[1:]))\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    p = subprocess.run([sys.executable, "-c", code, *args(tmp_path, "--media-root", str(tmp_path / "media"),
+                                                          tree=tree)],
+                       capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if k not in ("VA_MEDIA_ROOT", "VA_TASKS_ROOT")})
+    assert p.returncode == 143, (p.returncode, p.stderr)
+    assert "terminated; nothing was written" in p.stderr
+    assert files(tree) == {} and files(tmp_path / "media") == {}
