@@ -87,3 +87,37 @@ def test_the_runtime_table_drives_harbor_run(monkeypatch, tmp_path):
     assert OC.side_by_side("fake", False) is False and OC.side_by_side("docker", False) is True
     assert (RT.RUNTIMES["docker"].media_mode, RT.RUNTIMES["podman"].media_mode) == ("mount", "copy")
     assert [n for n, r in RT.RUNTIMES.items() if r.network_probe] == ["podman", "fake"]
+
+
+def test_render_media_renders_the_trials_videos_first_and_the_others_apart() -> None:
+    """--render-media: the videos the trials need are one part (every game's first case at --limit 1), the
+    rest another, together every listed case once; each part names only its own games and cases."""
+    from video_arena import paths
+    from video_arena.core.tasks import TasksTree
+
+    root = paths.default_tasks_root()
+    media = O.plan_media(None, "chess,go", 1)
+    tree = TasksTree(root)
+    assert media.trial == [(g, tree.listed_case_ids(g)[0]) for g in ("chess", "go")]
+    assert sorted(media.trial + media.other) == sorted((g, c) for g in ("chess", "go") for c in tree.listed_case_ids(g))
+    args = media.args(media.trial, True)
+    assert args[:4] == ["--media-only", "--games", "chess,go", "--case-ids"]
+    assert args[4].split(",") == [c for _, c in media.trial]
+    assert O.plan_media(None, "chess", None).other == []  # --all: the trials need every video, nothing apart
+
+
+def test_a_background_video_that_differs_fails_the_main_job(tmp_path, capsys) -> None:
+    """The videos rendered while the trials run count as much as the others: a part that exits non-zero
+    makes finish() report a problem, so oracle-check cannot pass."""
+    import subprocess
+    import sys
+
+    media = O.MediaJob(None, [], [("chess", "AAAAAAAA")], log=tmp_path / "media.log")
+    with open(media.log, "w") as fh:
+        media.proc = subprocess.Popen([sys.executable, "-c", "print('chess: 1 media re-rendered; 0 match the manifest'); "
+                                       "raise SystemExit(1)"], stdout=fh)
+    assert media.finish() == 1
+    out = capsys.readouterr()
+    assert "0 match the manifest" in out.out and "differs from its manifest" in out.err
+    ok = O.MediaJob(None, [], [], log=tmp_path / "none.log")
+    assert ok.finish() == 0  # nothing was rendered apart

@@ -1,9 +1,10 @@
 """`video-arena oracle-check`: the project's main job on its built-in cases, end to end on real Docker.
 
     video-arena oracle-check                 # 1 case per game, both protocols
-    video-arena oracle-check --render-media  # first re-render every built-in video (build-cases
-                                             # --media-only, checked against the manifests) while the
-                                             # sandbox image builds: the README's main job
+    video-arena oracle-check --render-media  # also re-render every built-in video (build-cases
+                                             # --media-only, checked against the manifests): the trials'
+                                             # videos first while the image builds, the others under nice
+                                             # while the trials run: the README's main job
     video-arena oracle-check --all           # every case
     video-arena oracle-check --limit 3 --protocols B -n 4
     video-arena oracle-check --env podman    # copy-mode datasets on Harbor's podman environment, plus a
@@ -251,12 +252,80 @@ def docker_and_image(tag: str, rebuild: bool) -> int:
     return 0
 
 
-def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path | None, games: str | None,
-                                      no_progress: bool = False) -> int:
-    """`build-cases --media-only` in the foreground (its progress bar and per-game lines), and meanwhile
-    Docker and the image in a child process logging to .cache/oracle-check-image.log: the image build
-    waits mostly on apt and the disk, the render on the CPU, so together they take about the longer one."""
-    log = paths.REPO_ROOT / ".cache" / "oracle-check-image.log"
+MEDIA_LOG = Path(".cache") / "oracle-check-media.log"
+IMAGE_LOG = Path(".cache") / "oracle-check-image.log"
+
+
+@dataclass
+class MediaJob:
+    """`--render-media` in two parts: the videos the trials need, rendered first in the foreground, and
+    the others, rendered by a child process (under nice, so the trials keep the CPU they need) while the
+    image is built and the trials run; the job passes only when both parts match their manifests."""
+    tasks_root: Path | None
+    trial: list[tuple[str, str]]
+    other: list[tuple[str, str]]
+    proc: subprocess.Popen | None = None
+    started: float = 0.0
+    log: Path = field(default_factory=lambda: paths.REPO_ROOT / MEDIA_LOG)
+
+    def args(self, cases: list[tuple[str, str]], no_progress: bool) -> list[str]:
+        """build-cases' arguments for these (game, case id) pairs: only their games, only their cases."""
+        games = ",".join(dict.fromkeys(g for g, _ in cases))
+        return (["--media-only", "--games", games, "--case-ids", ",".join(c for _, c in cases)]
+                + (["--no-progress"] if no_progress else [])
+                + (["--tasks-root", str(self.tasks_root)] if self.tasks_root else []))
+
+    def start_others(self) -> None:
+        """The remaining videos in a child process at a lower priority, its output to MEDIA_LOG."""
+        if not self.other:
+            return
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        code = ("import os, sys\nos.nice(10)\nfrom video_arena.cases import build as B\n"
+                f"sys.exit(B.main({self.args(self.other, True)!r}))\n")
+        with open(self.log, "w", encoding="utf-8") as fh:
+            self.proc = subprocess.Popen([sys.executable, "-c", code], stdout=fh, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, cwd=paths.REPO_ROOT)
+        self.started = time.monotonic()
+        print(f"media: the other {len(self.other)} videos render in the background, under nice, while the "
+              f"image is built and the trials run (log: {self.log})", flush=True)
+
+    def finish(self) -> int:
+        """Wait for the background part; its per-game lines printed; 0, or 1 when a video failed or differs."""
+        if self.proc is None:
+            return 0
+        rc = self.proc.wait()
+        lines = self.log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        for line in lines:
+            print(line, flush=True)
+        print(f"media: the background part exited {rc}, {time.monotonic() - self.started:.0f} s after it started",
+              flush=True)
+        if rc:
+            print("oracle-check: re-rendering the media failed or a video differs from its manifest (see above)",
+                  file=sys.stderr)
+        return 1 if rc else 0
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+
+
+def plan_media(tasks_root: Path | None, games: str | None, limit: int | None) -> MediaJob:
+    """Which videos the trials need (the cases make-harbor takes) and which others --render-media renders."""
+    from video_arena.harbor.generate import plan_cases  # deferred with generate (Harbor's models)
+
+    root = paths.tasks_root(tasks_root)
+    names = comma_list(games) if games else None
+    trial = set(plan_cases(root, names, limit)[0])
+    every = plan_cases(root, names, None)[0]
+    return MediaJob(tasks_root, [gc for gc in every if gc in trial], [gc for gc in every if gc not in trial])
+
+
+def render_media_while_building_image(tag: str, rebuild: bool, media: MediaJob, no_progress: bool = False) -> int:
+    """Docker and the image in a child process logging to .cache/oracle-check-image.log (it waits mostly
+    on apt and the disk); meanwhile `build-cases --media-only` of the trials' videos in the foreground (its
+    progress bar and per-game lines), then the other videos started in the background (MediaJob). Returns
+    when the image is ready: 0, 2 when it failed, 1 when a trial's video failed or differs."""
+    log = paths.REPO_ROOT / IMAGE_LOG
     log.parent.mkdir(parents=True, exist_ok=True)
     code = ("import sys\nfrom video_arena.harbor.oracle_check import docker_and_image\n"
             f"sys.exit(docker_and_image({tag!r}, {rebuild!r}))\n")
@@ -267,20 +336,24 @@ def render_media_while_building_image(tag: str, rebuild: bool, tasks_root: Path 
     # deferred: the renderers (about 0.9 s of CPU); only --render-media
     from video_arena.cases import build as B
 
-    args = ["--media-only"] + (["--no-progress"] if no_progress else []) + (["--tasks-root", str(tasks_root)] if tasks_root else []) + (["--games", games] if games else [])
     t0 = time.monotonic()
     try:
-        media_rc = B.main(args)
+        media_rc = B.main(media.args(media.trial, no_progress))
+        print(f"media: the trials' {len(media.trial)} videos: build-cases --media-only exited {media_rc} after "
+              f"{time.monotonic() - t0:.0f} s", flush=True)
+        if media_rc == 0:
+            media.start_others()
+        t1 = time.monotonic()
+        image_rc = image_proc.wait()
     except BaseException:
         image_proc.terminate()
+        media.stop()
         raise
-    print(f"media: build-cases --media-only exited {media_rc} after {time.monotonic() - t0:.0f} s", flush=True)
-    t1 = time.monotonic()
-    image_rc = image_proc.wait()
     tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    print(f"image: done {time.monotonic() - t1:.0f} s after the media (exit {image_rc}); "
+    print(f"image: done {time.monotonic() - t1:.0f} s after the trials' media (exit {image_rc}); "
           f"{tail[-1] if tail else 'no output'}", flush=True)
     if image_rc:
+        media.stop()
         print("oracle-check: the image build failed; the end of its log:\n" + "\n".join(tail[-25:]), file=sys.stderr)
         return 2
     if media_rc:
@@ -326,11 +399,23 @@ def main(argv: list[str] | None = None) -> int:
     if a.n_concurrent < 1:
         print("oracle-check: -n must be >= 1", file=sys.stderr)
         return 2
+    media = None
     if a.render_media:
-        rc = render_media_while_building_image(a.image, a.rebuild, a.tasks_root, a.games, a.no_progress)
+        media = plan_media(a.tasks_root, a.games, None if a.all else a.limit)
+        rc = render_media_while_building_image(a.image, a.rebuild, media, a.no_progress)
         if rc:
             return rc
         a.rebuild = False
+    try:
+        return _check(a, t0, protocols, agents, media)
+    finally:
+        if media is not None:
+            media.stop()
+
+
+def _check(a: argparse.Namespace, t0: float, protocols: list[str], agents: tuple[str, ...],
+           media: MediaJob | None) -> int:
+    """Steps 1 to 5 once the media the trials need are there (docs at the top of this module)."""
 
     rc = docker_and_image(a.image, a.rebuild)
     if rc:
@@ -392,11 +477,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{probe.exception or 'no network'}")
         if not probe.ok:
             failed.append(probe)
+    media_failed = media.finish() if media is not None else 0
     n = {ag: sum(1 for t in trials if t.agent == ag and t.trial != "-") for ag in EXPECTED}
-    verdict = "PASSED" if not failed else f"FAILED ({len(failed)} problems)"
+    problems = len(failed) + media_failed
+    verdict = "PASSED" if not problems else f"FAILED ({problems} problems{'; the media differ' if media_failed else ''})"
     print(f"oracle-check {verdict}: {n['oracle']} oracle and {n['nop']} nop trials over "
           f"{', '.join(protocols)} in {time.monotonic() - t0:.0f} s; jobs in {work / 'jobs'}")
-    return 0 if not failed else 1
+    return 0 if not problems else 1
 
 
 if __name__ == "__main__":
