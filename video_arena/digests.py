@@ -12,6 +12,11 @@ import os
 _BUFSIZE = 1 << 20
 
 
+def sha256_hasher(data: bytes = b""):
+    """A running SHA-256 (update() it, then hexdigest() or digest()): for digests built from many parts."""
+    return hashlib.sha256(data)
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -266,6 +266,6 @@ def test_the_published_readme_names_each_games_licence_from_its_manifest():
     from video_arena.games.dota2.records import LICENCE
     from video_arena.harbor import publish as PB
 
-    got = PB._game_licences(["chess", "dota2"], None)
-    assert got["dota2"] == LICENCE
-    assert got["chess"].startswith("game scores are historical facts")
+    got = PB.game_provenance(["chess", "dota2"], None)
+    assert got["dota2"]["licence"] == LICENCE
+    assert got["chess"]["licence"].startswith("game scores are historical facts")

@@ -16,7 +16,6 @@ stale cell is refused: its numbers would be of other inputs.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -24,6 +23,8 @@ from typing import Any, Iterable
 
 from video_arena import paths
 from video_arena.core import results as R
+from video_arena.core.tasks import TasksTree
+from video_arena.digests import sha256_hasher
 
 #: the run.json key of a baseline cell's inputs digest
 KEY = "baseline_inputs_sha256"
@@ -40,32 +41,33 @@ def _case_entries(path: Path) -> dict[str, Any]:
 
 def case_digests(tasks_root: Path, game: str) -> dict[str, str]:
     """{case_id: SHA-256 of the case's task files} for every case of a game."""
-    gdir = tasks_root / game
-    shared = hashlib.sha256()
+    tree = TasksTree(tasks_root)
+    gdir = tree.game_dir(game)
+    shared = sha256_hasher()
     for name in ("game.toml", "instruction.md"):
-        shared.update(name.encode() + b"\0" + hashlib.sha256((gdir / name).read_bytes()).digest())
-    cases, manifest = _case_entries(gdir / "cases.json"), _case_entries(gdir / "manifest.json")
+        shared.update(name.encode() + b"\0" + sha256_hasher((gdir / name).read_bytes()).digest())
+    cases, manifest = _case_entries(tree.cases_path(game)), _case_entries(tree.manifest_path(game))
     out = {}
     for cid, entry in cases.items():
         h = shared.copy()
         h.update(b"case\0" + _json_bytes(entry))
         h.update(b"manifest\0" + _json_bytes(manifest.get(cid)))
-        h.update(b"gt\0" + hashlib.sha256((gdir / "gt" / f"{cid}.json").read_bytes()).digest())
+        h.update(b"gt\0" + sha256_hasher(tree.gt(game, cid).read_bytes()).digest())
         out[cid] = h.hexdigest()
     return out
 
 
 def system_digest(files: Iterable[Path], params: Any) -> str:
     """SHA-256 of a system's agent (its source files and parameters) and the judge."""
-    h = hashlib.sha256()
+    h = sha256_hasher()
     for p in (*files, paths.judge_path()):
-        h.update(Path(p).name.encode() + b"\0" + hashlib.sha256(Path(p).read_bytes()).digest())
+        h.update(Path(p).name.encode() + b"\0" + sha256_hasher(Path(p).read_bytes()).digest())
     h.update(b"params\0" + _json_bytes(params))
     return h.hexdigest()
 
 
 def cell_digest(case: str, system: str) -> str:
-    return hashlib.sha256(f"{case}:{system}".encode()).hexdigest()
+    return sha256_hasher(f"{case}:{system}".encode()).hexdigest()
 
 
 def expected(tasks_root: Path, games: Iterable[str], system: str) -> dict[tuple[str, str], str]:

@@ -129,7 +129,8 @@ def write_doc(doc: Path, section: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="video-arena parity", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--games", default="chess", help="comma-separated games (default chess)")
+    ap.add_argument("--games", default=None,
+                    help="comma-separated games (default: the first game, in name order, the perception agent reads)")
     ap.add_argument("--limit", type=int, default=None, help="the first N cases of each game")
     ap.add_argument("--agents", default=",".join(AGENTS), help=f"of {', '.join(AGENTS)} (default both)")
     ap.add_argument("--seed", type=int, default=0, help="the chance agent's seed")
@@ -145,14 +146,15 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         print(f"parity: unknown agent(s) {', '.join(bad)} (agents: {', '.join(AGENTS)})", file=sys.stderr)
         return 2
-    games = comma_list(a.games)
-    if "perception" in agents and any(g not in BR.PERCEPTION_GAMES for g in games):
-        print(f"parity: the perception agent reads only {', '.join(BR.PERCEPTION_GAMES)}", file=sys.stderr)
-        return 2
     from video_arena.harbor.parity import ParityError
 
     try:
         tasks_root = paths.tasks_root(a.tasks_root)
+        readable = BR.perception_games(tasks_root)
+        games = comma_list(a.games) if a.games else readable[:1]
+        if "perception" in agents and any(g not in readable for g in games):
+            print(f"parity: the perception agent reads only {', '.join(readable)}", file=sys.stderr)
+            return 2
         results, facts = measure(a.out.expanduser().resolve(), games, a.limit, a.seed, agents, tasks_root,
                                  a.workers, a.force)
     except (ParityRunError, ParityError, BR.BaselinesError, FileNotFoundError, LookupError) as exc:

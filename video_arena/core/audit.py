@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from video_arena.games.base import match_sites
+from video_arena import paths
+from video_arena.core.tasks import list_games, load_game
 
 AGENT_ROLES = {"assistant", "agent", "model"}
 CODEX_ACTION_ITEMS = {"command_execution", "mcp_tool_call", "file_change", "web_search"}
@@ -62,11 +63,20 @@ _OPTS = r"(?:\s+-{1,2}[\w-]+(?:=\S+|\s+[^\s-]\S*)?)*"
 _URLISH = (r"""['"]?(?:(?:https?|ftps?|s3|gs)://\S|www\.[\w-]+\.\S|"""
            r"""(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?(?:/|\b)|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?::\d+)?/)""")
 #: Sites that hold any game's matches (videos) and search engines; each game's own record sites are in
-#: its game.toml (`[audit] match_sites`, games.base.match_sites).
+#: its game.toml (`[audit] match_sites`), read from the checkout's tasks tree, which holds every game's
+#: definition as `video-arena games sync` writes it (a test holds the copies to the plugins' own).
 GENERIC_SITES = (
     r"youtube\.com|youtu\.be|"
     r"google\.[a-z.]+/search|bing\.com/search|duckduckgo\.com|search\.yahoo\.com"
 )
+
+
+def match_sites(tasks_root: Path | None = None) -> tuple[str, ...]:
+    """Every game's `[audit] match_sites`, once each, in game order (the checkout's tasks tree by default)."""
+    root = tasks_root or paths.default_tasks_root()
+    return tuple(dict.fromkeys(site for game in list_games(root) for site in load_game(game, root).match_sites))
+
+
 MATCH_SITES = "|".join([*(re.escape(site) for site in match_sites()), GENERIC_SITES])
 
 RULES: list[tuple[str, re.Pattern[str]]] = [

@@ -416,6 +416,9 @@ class TasksTree:
         """The game's ground-truth files, listed or not, in name order."""
         return sorted(self.gt_dir(game).glob("*.json"))
 
+    def media_dir(self, game: str) -> Path:
+        return self.media(game, "x").parent
+
     def media(self, game: str, case_id: str) -> Path:
         return self.media_root / media_rel(game, case_id)
 

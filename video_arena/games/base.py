@@ -163,12 +163,6 @@ def load_plugin(game: str) -> GamePlugin | None:
     return plugin
 
 
-def match_sites() -> tuple[str, ...]:
-    """Every game's `[audit] match_sites` (its game.toml), once each, in game order: where a match of
-    one of the games can be looked up (the egress audit flags a command naming one)."""
-    return tuple(dict.fromkeys(site for game in game_names() for site in load_definition(game).match_sites))
-
-
 def record_formats() -> dict[str, list[tuple[str, str]]]:
     """{format: [(game, what such a file is)]}: the match files games turn into cases (`[import]
     record_formats` of their game.toml; `video-arena import-cases --FORMAT FILE ...`)."""

@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from video_arena.core import results as R
+from video_arena.digests import sha256_bytes
+from video_arena.harbor_api import trials as TR
 from video_arena.scoring import cells as SC
 from video_arena.scoring import statistics as SS
 
@@ -98,14 +101,11 @@ def _harbor_rewards(system: SS.SystemScore) -> dict[tuple[str, str], float]:
 
 def _answer_digests(system: SS.SystemScore, harbor: bool) -> dict[tuple[str, str], set[str]]:
     """Per task, the SHA-256 of the answer.json each scored cell left (read bounded, never through a link)."""
-    from video_arena.core import results as R
-    from video_arena.digests import sha256_bytes
-
     out: dict[tuple[str, str], set[str]] = {}
     for c in system.cells():
         if c.status != SC.STATUS_SCORED:
             continue
-        path = (system.results / c.trial / R.ANSWER_ARTIFACT if harbor and getattr(c, "trial", "")
+        path = (system.results / c.trial / TR.ANSWER_ARTIFACT if harbor and getattr(c, "trial", "")
                 else R.cell_dir(system.results, c.game, c.case_id) / R.ANSWER_FILE)
         try:
             data, size = R.read_bounded(path, R.MAX_RECORD_BYTES)
@@ -117,8 +117,6 @@ def _answer_digests(system: SS.SystemScore, harbor: bool) -> dict[tuple[str, str
 
 
 def _agent_of_native(system: SS.SystemScore) -> str:
-    from video_arena.core import results as R
-
     seen: dict[str, int] = {}
     for c in system.cells():
         rec = R.read_run(R.cell_dir(system.results, c.game, c.case_id))[0]

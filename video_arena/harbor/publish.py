@@ -61,6 +61,7 @@ from typing import Any
 from video_arena import paths
 from video_arena.core import results as R
 from video_arena.core.tasks import TasksTree
+from video_arena.digests import sha256_hasher
 from video_arena.harbor import spec as S
 from video_arena.harbor_api.version import installed_version
 
@@ -159,9 +160,7 @@ def task_files(task: Path) -> list[tuple[str, int, int]]:
 def _copy_file(src: Path, dst: Path) -> str:
     """Copy one regular file (opened without following a link or blocking; checked again after opening)
     to a new file; returns the SHA-256 of the bytes copied."""
-    import hashlib
-
-    h = hashlib.sha256()
+    h = sha256_hasher()
     fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
@@ -257,9 +256,7 @@ def check_publishable(dataset: Path, marker: dict[str, Any], allow_unpinned: boo
 
 
 def _sha256_regular(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
+    h = sha256_hasher()
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):

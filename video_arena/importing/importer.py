@@ -251,7 +251,7 @@ class Importer:
         if game not in self.games:
             if not GAME_RE.match(game):
                 raise ImportCaseError(f"game name {game!r} must match {GAME_RE.pattern}")
-            for base, sub in ((self.root, self.root / game / "gt"), (self.media_root, self.media_root / game / "media")):
+            for base, sub in ((self.root, self.tree.gt_dir(game)), (self.media_root, self.tree.media_dir(game))):
                 no_link_below(base, sub)
             gd, files = game_definition(game, self.root)
             if gd.name != game:
@@ -402,7 +402,7 @@ class Importer:
             raise RecordRefused(str(exc)) from None
         except BuildError as exc:
             raise ImportCaseError(str(exc)) from None
-        gt_path = self.stage / game / "gt" / f"{cid}.json"
+        gt_path = self.staged.gt(game, cid)
         entry = {"case_id": cid, **summary["manifest"], "licence": prov.licence,
                  "imported": {"at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                               "inputs": {f"{fmt}_{k}": {"name": Path(f).name, "sha256": sha256_file(Path(f))}

@@ -8,13 +8,13 @@ subset the cases use (match.subset), or refused with one line naming what is mis
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
+from video_arena.digests import sha256_bytes
 from video_arena.games.dota2.match import MatchError, record_of, subset
 
 #: Largest match file read (a whole parsed match is a few MB).
@@ -41,7 +41,7 @@ def read_json_file(path: Path) -> tuple[Any, str]:
     if len(data) > MAX_BYTES:
         raise MatchError(f"{path}: more than {MAX_BYTES} bytes")
     try:
-        return json.loads(data.decode("utf-8")), hashlib.sha256(data).hexdigest()
+        return json.loads(data.decode("utf-8")), sha256_bytes(data)
     except (UnicodeDecodeError, ValueError) as exc:
         raise MatchError(f"{path}: not JSON ({exc})") from None
 

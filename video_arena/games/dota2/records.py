@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import hashlib
 import io
 import sys
 from collections import defaultdict
@@ -27,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from video_arena.digests import sha256_bytes, sha256_text
 from video_arena.games.dota2.match import MatchError, subset
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -113,7 +113,7 @@ def all_matches() -> dict[int, dict[str, Any]]:
 def source_of(match_id: int, info: dict[str, str]) -> dict[str, Any]:
     """The ground truth's `record.source`: the match id, the record files, where they come from, the licence."""
     files = [f"video_arena/games/dota2/data/{FILES[n][0]}" for n in ("matches", "objectives", "gold_xp", "wards")]
-    return {"collection": COLLECTION, "id": "dota2-" + hashlib.sha256(str(match_id).encode()).hexdigest()[:12],
+    return {"collection": COLLECTION, "id": "dota2-" + sha256_text(str(match_id))[:12],
             "match_id": match_id, "league": info["league"], "record_files": files,
             "upstream": {"repository": REPOSITORY, "files": [f"{p} at {c}" for n in FILES for p, c in UPSTREAM[n]]},
             "licence": LICENCE}
@@ -129,7 +129,7 @@ def _write(name: str, rows: list[list[Any]]) -> str:
     data = gzip.compress(buf.getvalue().encode("utf-8"), compresslevel=9, mtime=0)
     DATA.mkdir(parents=True, exist_ok=True)
     data_path(name).write_bytes(data)
-    return hashlib.sha256(data).hexdigest()
+    return sha256_bytes(data)
 
 
 def import_upstream(folder: Path) -> dict[str, str]:

@@ -32,7 +32,7 @@ def split() -> tuple[dict[int, M.Match], dict[int, M.Match]]:
 
 def cases_report() -> int:
     from video_arena import paths
-    from video_arena.core.tasks import load_cases, load_game
+    from video_arena.core.tasks import TasksTree, load_cases, load_game
 
     root = paths.default_tasks_root()
     ids = [c["case_id"] for c in load_cases("dota2", root)]
@@ -48,7 +48,7 @@ def cases_report() -> int:
 
     by_length = sorted(eligible(matches), key=lambda k: (matches[k]["match"]["duration"], k))
     for cid in ids:
-        gt = json.loads((root / "dota2" / "gt" / f"{cid}.json").read_text(encoding="utf-8"))
+        gt = json.loads(TasksTree(root).gt("dota2", cid).read_text(encoding="utf-8"))
         rec = gt["record"]
         m = M.Match(rec["opendota"])
         c = Counter(e["type"] for e in gt["events"])
