@@ -532,7 +532,7 @@ def _main(args) -> int:
     cmds = {"chance-b": chance_cmd("chance", args.seed, title_rates),
             "majority-b": chance_cmd("majority", args.seed, title_rates), "perception-b": perception_cmd()}
     inputs = system_inputs(cmds, args.seed, title_rates)
-    want = {folder: CI.expected(tasks_root, perception_games if folder == "perception-b" else games, inputs[folder])
+    want = {folder: CI.expected(tasks_root, readable if folder == "perception-b" else games, inputs[folder])
             for folder, _, _ in SYSTEMS}
     for folder, _, _ in SYSTEMS:
         if folder in skip and folder not in WRITTEN_DIRECTLY:   # the written ones are written every time
