@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -20,3 +21,12 @@ def no_tasks_env():
         mp.delenv("VA_MEDIA_ROOT", raising=False)
         mp.delenv("VA_TASKS_ROOT", raising=False)
         yield
+
+
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (pyproject's addopts): one worker per core, at most 4, since the end-to-end tests each
+    run Docker, Harbor and ffmpeg, which use more than one core themselves. VA_TEST_WORKERS overrides."""
+    wanted = os.environ.get("VA_TEST_WORKERS", "")
+    if wanted:
+        return int(wanted)
+    return max(1, min(4, len(os.sched_getaffinity(0))))

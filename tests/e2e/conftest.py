@@ -7,12 +7,17 @@ prints). Set VA_REQUIRE_DOCKER=1 to fail instead of skipping.
 
 `sandbox_image`: the sandbox image `video-arena/base:latest`, built unless an image built from the
 same Dockerfile, pins and base exists already.
+
+Under pytest-xdist each worker has its own session: the daemon start, the image build and the Podman
+load are made once by whichever worker comes first, the others wait on a file lock and then reuse it.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import pytest
+from filelock import FileLock
 
 from video_arena.container_host.docker_host import NOT_RUN_MARKER, ensure_docker
 from video_arena.paths import REPO_ROOT
@@ -21,6 +26,18 @@ from video_arena.paths import REPO_ROOT
 STATUS_FILE = REPO_ROOT / ".cache" / "docker-e2e-status"
 
 _not_run_key = pytest.StashKey[list]()
+
+
+@contextlib.contextmanager
+def _shared(name: str):
+    """One worker at a time does what `name` stands for (the first does it, the rest find it done)."""
+    STATUS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(STATUS_FILE.parent / f"e2e-{name}.lock")):
+        yield
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 def _loud(config: pytest.Config, line: str) -> None:
@@ -32,7 +49,8 @@ def _loud(config: pytest.Config, line: str) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_not_run_key] = []
-    STATUS_FILE.unlink(missing_ok=True)  # never report a previous session's outcome
+    if not _is_worker(config):
+        STATUS_FILE.unlink(missing_ok=True)  # never report a previous session's outcome
 
 
 def _write_status(line: str) -> None:
@@ -44,7 +62,15 @@ def _write_status(line: str) -> None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    for line in config.stash.get(_not_run_key, []):
+    lines = list(config.stash.get(_not_run_key, []))
+    # Under xdist the workers skip; the controller, which prints this summary, reads what they wrote.
+    try:
+        written = STATUS_FILE.read_text().strip()
+    except OSError:
+        written = ""
+    if NOT_RUN_MARKER in written and written not in lines:
+        lines.append(written)
+    for line in lines:
         terminalreporter.write_sep("=", line.split(":", 1)[0] or NOT_RUN_MARKER, red=True, bold=True)
         terminalreporter.write_line(line, red=True, bold=True)
 
@@ -52,7 +78,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 @pytest.fixture(scope="session")
 def docker(request: pytest.FixtureRequest) -> str:
     """A usable Docker host (daemon + compose); returns its versions, or skips loudly."""
-    ok, reason = ensure_docker(start=True)
+    with _shared("docker"):
+        ok, reason = ensure_docker(start=True)
     if ok:
         _write_status(f"docker e2e: Docker usable: {reason}")
         return reason
@@ -77,7 +104,8 @@ def sandbox_image(docker) -> str:
             pytest.fail(f"VA_IMAGE_TAG={candidate}: no such image", pytrace=False)
         return candidate
     try:
-        result = build_image(tag=DEFAULT_TAG, reuse=True)
+        with _shared("image"):
+            result = build_image(tag=DEFAULT_TAG, reuse=True)
     except ImageBuildError as exc:
         pytest.fail(f"the sandbox image does not build: {exc}", pytrace=False)
     return result.tag
@@ -95,7 +123,8 @@ def podman_image(request: pytest.FixtureRequest, sandbox_image) -> str:
     ok, reason = podman_status()
     if ok:
         try:
-            load_image(sandbox_image, echo=lambda *_: None)
+            with _shared("podman"):
+                load_image(sandbox_image, echo=lambda *_: None)
             return sandbox_image
         except PodmanError as exc:
             ok, reason = False, str(exc)
