@@ -24,7 +24,7 @@ def no_tasks_env():
 
 
 def pytest_xdist_auto_num_workers(config):
-    """`-n auto` (pyproject's addopts): one worker per core, at most 4, since the end-to-end tests each
+    """`-n auto` (pytest-xdist, when asked for): one worker per core, at most 4, since the end-to-end tests each
     run Docker, Harbor and ffmpeg, which use more than one core themselves. VA_TEST_WORKERS overrides."""
     wanted = os.environ.get("VA_TEST_WORKERS", "")
     if wanted:
