@@ -1,3 +1,5 @@
+import ast
+import functools
 import os
 import sys
 from pathlib import Path
@@ -23,8 +25,85 @@ def no_tasks_env():
         yield
 
 
+# Fixtures whose tests share the one Docker daemon of the machine (its containers, images, networks).
+DOCKER_FIXTURES = frozenset({"docker", "sandbox_image", "podman_image"})
+TESTS = Path(__file__).resolve().parent
+
+
+def _requested(tree: ast.AST) -> dict[str, set[str]]:
+    """Every function of a module (tests and fixtures) and the argument names it asks for."""
+    return {f.name: {a.arg for a in f.args.args + f.args.kwonlyargs}
+            for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+@functools.lru_cache(maxsize=1)
+def docker_test_files() -> frozenset[str]:
+    """The test files (paths relative to the project) that ask for Docker, directly or through a fixture
+    of their own or of a conftest.py, read from the source (the xdist controller does not collect)."""
+    modules = {f: ast.parse(f.read_text(encoding="utf-8")) for f in TESTS.rglob("*.py")}
+    names = set(DOCKER_FIXTURES)
+    fixtures = {name: args for f, tree in modules.items() for name, args in _requested(tree).items()
+                if f.name == "conftest.py"}
+    while True:  # conftest fixtures that ask for a Docker fixture are Docker fixtures themselves
+        more = {name for name, args in fixtures.items() if args & names} - names
+        if not more:
+            break
+        names |= more
+    out = set()
+    for f, tree in modules.items():
+        if f.name.startswith("test_"):
+            local = _requested(tree)
+            for node in ast.walk(tree):  # fixtures imported from another test module count as its own
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    for other in (f.parent / f"{node.module.replace('.', '/')}.py", TESTS / f"{node.module.replace('.', '/')}.py"):
+                        if other in modules:
+                            theirs = _requested(modules[other])
+                            local.update({a.name: theirs[a.name] for a in node.names if a.name in theirs})
+                            break
+            uses = set(names)
+            while True:
+                more = {name for name, args in local.items() if args & uses} - uses
+                if not more:
+                    break
+                uses |= more
+            if any(args & uses for name, args in local.items() if name.startswith("test")):
+                out.add(f.relative_to(TESTS.parent).as_posix())
+    return frozenset(out)
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that uses Docker in a file the xdist scheduler does not know as a Docker file would run
+    beside another Docker test: refused, never run so."""
+    known = docker_test_files()
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if not DOCKER_FIXTURES.isdisjoint(getattr(item, "fixturenames", ())) and path not in known:
+            raise pytest.UsageError(f"{item.nodeid} uses Docker but tests/conftest.py's docker_test_files() "
+                                    "does not find it in its file: ask for the fixture by its argument name")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadfile` (the default, see pyproject.toml) with one change: every file whose tests use
+    Docker is one unit of work for one worker, in collection order, as in a serial run; every other
+    file goes whole to a free worker, so its module fixtures are made once. (With Docker tests on two
+    workers at once, tests/e2e/test_image.py's long-lived container was gone mid-module, "No such
+    container". xdist's own `--dist loadgroup` does not group under pytest 9.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    docker_files = docker_test_files()
+
+    class DockerFilesTogether(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return "docker" if path in docker_files else path
+
+    return DockerFilesTogether(config, log)
+
+
 def pytest_xdist_auto_num_workers(config):
-    """`-n auto` (pytest-xdist, when asked for): one worker per core, at most 4, since the end-to-end tests each
+    """`-n auto` (pytest-xdist, the default): one worker per core, at most 4, since the end-to-end tests each
     run Docker, Harbor and ffmpeg, which use more than one core themselves. VA_TEST_WORKERS overrides."""
     wanted = os.environ.get("VA_TEST_WORKERS", "")
     if wanted:
