@@ -99,6 +99,12 @@ def pytest_xdist_make_scheduler(config, log):
             path = nodeid.split("::", 1)[0]
             return "docker" if path in docker_files else path
 
+        def _assign_work_unit(self, node) -> None:
+            # the Docker files first: they are the longest unit, so the other workers share the rest meanwhile
+            if "docker" in self.workqueue:
+                self.workqueue.move_to_end("docker", last=False)
+            super()._assign_work_unit(node)
+
     return DockerFilesTogether(config, log)
 
 
