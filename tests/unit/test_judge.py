@@ -625,7 +625,7 @@ def test_answer_read_is_bounded_even_if_the_file_grows_after_the_size_check(J, t
 #: below) and the score tables' display code, which reads the judge's names once the scoring rework
 #: lands.  This list only shrinks.
 SPELL_METRIC_NAMES = {
-    "harbor_templates/tests/score_harbor.py", "video_arena/baselines/run.py", "video_arena/scoring/cells.py",
+    "harbor_templates/tests/score_harbor.py", "video_arena/baselines/run.py",
     "video_arena/scoring/cli.py", "video_arena/scoring/output.py", "video_arena/scoring/report.py",
     "video_arena/scoring/statistics.py", "video_arena/scoring/timeline.py",
 }
