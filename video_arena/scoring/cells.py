@@ -34,7 +34,7 @@ LABELS = {REWARD: "reward", T1_F1: "T1 F1", T2_MACRO_ACC: "T2 macro", T3_MACRO_A
 ZERO_FILLED = {"t2_zero_filled": T2_MACRO_ACC, "t3_zero_filled": T3_MACRO_ACC}
 ALL_METRICS = METRICS + tuple(ZERO_FILLED)
 #: Metrics that are always defined for a scored cell; T2/T3 are None without a T1 match.
-ALWAYS_DEFINED = ("reward", "t1_f1")
+ALWAYS_DEFINED = (REWARD, T1_F1)
 #: Answer states (video_arena/core/results.py): those of a run that ran and left no answer score 0.0
 NO_ANSWER_STATES = R.NO_ANSWER_STATES
 ANSWER_STATES = R.ANSWER_STATES
