@@ -94,7 +94,7 @@ class HarborCell(SC.Cell):
     def to_row(self) -> dict[str, Any]:
         row = super().to_row()
         row.update(trial=self.trial, attempt=self.attempt, exception_type=self.exception_type,
-                   harbor_reward=(self.harbor_rewards or {}).get("reward"),
+                   harbor_reward=(self.harbor_rewards or {}).get(SC.REWARD),
                    reward_mismatch=self.reward_mismatch, audit_source=self.audit_source)
         return row
 
@@ -110,8 +110,8 @@ def reward_mismatch(harbor: dict[str, Any], rejudged: dict[str, float]) -> str:
     """'' when Harbor's rewards equal the re-judged ones within REWARD_ATOL on every key Harbor has
     (`reward` must be there), else a description of the differences."""
     diffs = []
-    if "reward" not in harbor:
-        diffs.append("no 'reward' key in Harbor's rewards")
+    if SC.REWARD not in harbor:
+        diffs.append(f"no '{SC.REWARD}' key in Harbor's rewards")
     for k in REWARD_KEYS:
         if k not in harbor:
             continue

@@ -37,18 +37,18 @@ def _results_table(s: SS.SystemScore) -> list[str]:
             "| T2 \\| T3, no match = 0 |",
             "|---|---|---|---|---|---|---|---|---|"]
     for g, gs in s.games.items():
-        rows.append(f"| {g} | {gs.n_scored_cases}/{gs.n_cases} | {_f(gs.means['reward'])} | {_ci(gs.ci['reward'])} "
-                    f"| {_f(gs.means['t1_f1'])} | {_ci(gs.ci['t1_f1'])} "
-                    f"| {_f(gs.means['t2_macro_acc'])} ({gs.n['t2_macro_acc']}) "
-                    f"| {_f(gs.means['t3_macro_acc'])} ({gs.n['t3_macro_acc']}) "
+        rows.append(f"| {g} | {gs.n_scored_cases}/{gs.n_cases} | {_f(gs.means[SC.REWARD])} | {_ci(gs.ci[SC.REWARD])} "
+                    f"| {_f(gs.means[SC.T1_F1])} | {_ci(gs.ci[SC.T1_F1])} "
+                    f"| {_f(gs.means[SC.T2_MACRO_ACC])} ({gs.n[SC.T2_MACRO_ACC]}) "
+                    f"| {_f(gs.means[SC.T3_MACRO_ACC])} ({gs.n[SC.T3_MACRO_ACC]}) "
                     f"| {_f(gs.means['t2_zero_filled'])} \\| {_f(gs.means['t3_zero_filled'])} |")
     o = s.overall()
     n_g = len(o["games"])
     rows.append(f"| **overall** ({n_g} game{'s' if n_g != 1 else ''}, mean of game means) "
                 f"| {sum(gs.n_scored_cases for gs in s.games.values())}/{sum(gs.n_cases for gs in s.games.values())} "
-                f"| **{_f(o['means']['reward'])}** | {_ci(o['ci95']['reward'])} | {_f(o['means']['t1_f1'])} "
-                f"| {_ci(o['ci95']['t1_f1'])} | {_f(o['means']['t2_macro_acc'])} ({o['n_games']['t2_macro_acc']} g) "
-                f"| {_f(o['means']['t3_macro_acc'])} ({o['n_games']['t3_macro_acc']} g) "
+                f"| **{_f(o['means'][SC.REWARD])}** | {_ci(o['ci95'][SC.REWARD])} | {_f(o['means'][SC.T1_F1])} "
+                f"| {_ci(o['ci95'][SC.T1_F1])} | {_f(o['means'][SC.T2_MACRO_ACC])} ({o['n_games'][SC.T2_MACRO_ACC]} g) "
+                f"| {_f(o['means'][SC.T3_MACRO_ACC])} ({o['n_games'][SC.T3_MACRO_ACC]} g) "
                 f"| {_f(o['means']['t2_zero_filled'])} \\| {_f(o['means']['t3_zero_filled'])} |")
     return rows
 
@@ -119,11 +119,11 @@ def _compare(cmp: dict[str, Any]) -> list[str]:
             "| game | paired / cases | A only | B only | A reward | B reward | A − B | 95 % CI of A − B | A / B |",
             "|---|---|---|---|---|---|---|---|---|"]
     for g in cmp["shared_games"]:
-        e, r = cmp["games"][g], cmp["games"][g]["reward"]
+        e, r = cmp["games"][g], cmp["games"][g][SC.REWARD]
         out.append(f"| {g} | {e['n_paired']}/{e['n_cases'][0]} | {e['n_a_only']} | {e['n_b_only']} "
                    f"| {_f(r['a'])} | {_f(r['b'])} | {'–' if r['diff'] is None else format(r['diff'], '+.3f')} "
                    f"| {_ci(r['diff_ci95'])} | {'–' if r['ratio'] is None else format(r['ratio'], '.2f') + '×'} |")
-    o = cmp["overall_shared"]["reward"]
+    o = cmp["overall_shared"][SC.REWARD]
     out.append(f"| **overall, paired ({len(cmp['shared_games'])} games)** | | | | {_f(o['a'])} | {_f(o['b'])} "
                f"| {'–' if o['diff'] is None else format(o['diff'], '+.3f')} | {_ci(o['diff_ci95'])} "
                f"| {'–' if o['ratio'] is None else format(o['ratio'], '.2f') + '×'} |")

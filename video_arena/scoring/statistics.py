@@ -15,6 +15,7 @@ from video_arena.scoring.cells import (ALL_METRICS, BENCHMARK_TOLERANCE_S, CAVEA
                                        STATUS_CORRUPT, STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUSES,
                                        Cell, ScoringInputError)
 from video_arena.scoring.cells import GroundTruthCheck
+from video_arena.scoring.cells import REWARD, T1_F1, ZERO_FILLED
 
 
 @dataclass
@@ -68,8 +69,8 @@ class GameScore:
 
     def harbor_means(self) -> dict[str, float | None]:
         """Means with a missing tier as 0.0, as Harbor's reward.json has them (the zero-filled column)."""
-        return {"reward": self.means["reward"], "t1_f1": self.means["t1_f1"],
-                "t2_macro_acc": self.means["t2_zero_filled"], "t3_macro_acc": self.means["t3_zero_filled"]}
+        return {REWARD: self.means[REWARD], T1_F1: self.means[T1_F1],
+                **{tier: self.means[zf] for zf, tier in ZERO_FILLED.items()}}
 
     def recall_ceiling(self) -> float | None:
         v = [c.recall_ceiling for c in self.cells if c.status == STATUS_SCORED and c.recall_ceiling is not None]
@@ -408,8 +409,8 @@ def compare(a: SystemScore, b: SystemScore, allow_mixed: bool = False) -> dict[s
         "shared_games": shared, "dropped_games": dropped, "games": per_game, "overall_shared": overall,
         "diagnostic": bool(differences) or a.diagnostic or b.diagnostic, "mixed": differences,
         "own_overall_not_comparable": {
-            "a": {"reward": own_a["means"]["reward"], "games": own_a["games"]},
-            "b": {"reward": own_b["means"]["reward"], "games": own_b["games"]},
+            "a": {REWARD: own_a["means"][REWARD], "games": own_a["games"]},
+            "b": {REWARD: own_b["means"][REWARD], "games": own_b["games"]},
         },
     }
 
