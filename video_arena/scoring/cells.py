@@ -180,7 +180,7 @@ class Cell:
             "protocol": self.protocol, "model": self.model, "stop_reason": self.stop_reason,
             "answer_state": self.answer_state, "zero_rows": self.zero_rows,
             "run_tolerance_s": self.run_tolerance_s, "instruction_current": self.instruction_current,
-            "reasoning_effort": self.reasoning_effort, "condition_sha256": self.condition_sha256,
+            R.REASONING_EFFORT: self.reasoning_effort, "condition_sha256": self.condition_sha256,
             "grid": self.grid, "transport": self.transport, "degraded": self.degraded,
             "degradations": self.degradations, "truncated": self.truncated, "n_json_blocks": self.n_json_blocks,
             "multi_block": self.multi_block, "t1_recall_ceiling": self.recall_ceiling,
@@ -321,13 +321,13 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
         cell.reason = other
         cell.warnings.append(cell.reason)
         return cell
-    CV.read_run_caveats(cell, run, conditions_dir)
-    CV.read_run_conduct(cell, run)
+    CV.read_run_caveats(cell, rec, conditions_dir)
+    CV.read_run_conduct(cell, rec.protocol_b)
     read_attempts(cell, rec, cell_dir)
     if not st.finished:  # harness_error: never ran
         cell.reason = st.reason
         if cell.agent_not_started:
-            cell.reason = f"{st.reason}: {str(run.get('error') or '')[:300]}"
+            cell.reason = f"{st.reason}: {str(rec.protocol_b.error or '')[:300]}"
         return cell
     if cell.answer_state is not None and cell.answer_state not in ANSWER_STATES:
         cell.warnings.append(f"unknown answer_state {cell.answer_state!r}")

@@ -133,21 +133,18 @@ def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
         cell.warnings.append(f"trial {trial.dir.name}: agent/{err}")
     harbor_cond = CF.harbor_condition(trial.trial_config())
     if rec is not None:
-        CV.read_run_caveats(cell, rec.as_read(), agent / CONDITIONS_SUBDIR)
-        CV.read_run_conduct(cell, rec.as_read())
+        CV.read_run_caveats(cell, rec, agent / CONDITIONS_SUBDIR)
+        CV.read_run_conduct(cell, rec.protocol_b)
         SC.read_attempts(cell, rec, None)
         cell.condition = {**harbor_cond, **cell.condition}
         return rec
     cell.condition = harbor_cond
     kwargs = trial.agent_kwargs()
-    if "reasoning_effort" in kwargs:
-        cell.effort_recorded = True
-        if kwargs["reasoning_effort"] not in (None, ""):
-            cell.reasoning_effort = str(kwargs["reasoning_effort"])
+    cell.reasoning_effort, cell.effort_recorded = trial.agent_reasoning_effort()
     if cell.protocol != "A":
         a = CV.audit_harbor_agent(agent)
         cell.audit_verdict, cell.turns_used, cell.audit_source = a["verdict"], a["turns_used"], a["source"]
-        CV.read_run_conduct(cell, {"max_turns": kwargs.get("max_turns")})  # the agent's own cap (--ak)
+        CV.read_run_conduct(cell, R.ProtocolBRecord(max_turns=kwargs.get("max_turns")))  # the agent's own cap (--ak)
         if not cell.effort_recorded and a["efforts"]:
             cell.reasoning_effort, cell.effort_recorded = ",".join(sorted(a["efforts"])), True
     return None
