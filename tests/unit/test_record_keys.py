@@ -70,3 +70,12 @@ def test_every_fixture_record_is_its_typed_record_key_for_key_and_value_for_valu
         assert not untyped, f"{path}: keys {sorted(untyped)} are no field of {type(extras).__name__}"
         rebuilt = {**{k: doc[k] for k in R.COMMON_KEYS if k in doc}, **extras.to_doc()}
         assert json.dumps(rebuilt, sort_keys=True) == json.dumps(doc, sort_keys=True), path
+
+
+def test_the_harbor_agents_metadata_is_those_keys_of_its_record_null_when_absent():
+    names = [f.name for f in fields(R.HarborAgentMetadata)]
+    for path, doc in _fixture_records():
+        if doc.get("protocol") != "A":
+            continue
+        meta = R.HarborAgentMetadata.of(R.RunRecord.from_doc(doc)).to_doc()
+        assert list(meta.items()) == [(k, doc.get(k)) for k in names], path
