@@ -185,9 +185,9 @@ def start_attempt(cdir: str | os.PathLike, run_files: tuple[str, ...]) -> Attemp
     # The record being moved names its own number and history: kept even when attempts/ was emptied
     # (a re-draw must never disappear from the next record because its folder did).
     cur = read_run(cdir)[0] if left else None
-    cur_n = cur.extras.get("attempt") if cur is not None else None
+    cur_n = cur.protocol_extras.attempt if cur is not None else None
     cur_n = cur_n if isinstance(cur_n, int) and not isinstance(cur_n, bool) and cur_n > 0 else 0
-    recorded = cur.extras.get("previous_attempts") if cur is not None else None
+    recorded = cur.protocol_extras.previous_attempts if cur is not None else None
     recorded = {p["attempt"]: p for p in recorded if isinstance(p, dict) and isinstance(p.get("attempt"), int)
                 and not isinstance(p.get("attempt"), bool)} if isinstance(recorded, list) else {}
     if left:
@@ -206,7 +206,7 @@ def start_attempt(cdir: str | os.PathLike, run_files: tuple[str, ...]) -> Attemp
 
 def redraws_of(record: RunRecord) -> list[dict[str, Any]]:
     """The earlier attempts of a cell that ran (not harness errors): each one is a re-draw."""
-    prev = record.extras.get("previous_attempts")
+    prev = record.protocol_extras.previous_attempts
     if not isinstance(prev, list):
         return []
     return [p for p in prev if isinstance(p, dict) and p.get("stop_reason") not in (None, HARNESS_ERROR)]
@@ -342,6 +342,12 @@ class RunRecord:
     def protocol_b(self) -> "ProtocolBRecord":
         """The record's extras read as Protocol B's keys (any record: a key it does not hold is UNSET)."""
         return ProtocolBRecord.from_doc(self.extras)
+
+    @property
+    def protocol_extras(self) -> "ProtocolARecord | ProtocolBRecord":
+        """The record's extras read as its own protocol's keys (Protocol A's for a record naming no
+        protocol): for the keys both protocols write, such as the attempt history."""
+        return self.protocol_b if self.protocol == "B" else self.protocol_a
 
 
 # --------------------------------------------------------------------------------------------------
