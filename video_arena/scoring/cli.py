@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring import harbor_jobs as HJ
 from video_arena.scoring import cells as SC
 from video_arena.scoring import output as SO
@@ -156,7 +157,7 @@ def format_caveats(s: SS.SystemScore) -> list[str]:
                    f"{cv['redrawn']:>7} {cv['over_turns']:>9} {cv['no_isolation']:>6} {cv['allow_paths']:>5} "
                    f"{cv['preflight_warned']:>9} {cv['content_filtered']:>8} {cv['served_other_model']:>6} "
                    f"{cv['non_reference']:>7} "
-                   f"{_f(cv['t1_recall_ceiling_mean']):>11}  {_tally_str(cv['reasoning_effort'])}")
+                   f"{_f(cv['t1_recall_ceiling_mean']):>11}  {_tally_str(cv[REASONING_EFFORT])}")
     out.append("  caveats count scored cells: degraded = run.json degraded/degradations, jpeg_q raised or fewer "
                "stills than the grid; truncated = protocol_complete false; multi-block = n_json_blocks > 1; "
                "audit = egress audit not clean (flagged/unaudited); redrawn = the cell was run again after an "
@@ -222,7 +223,7 @@ def write_csv(path: Path, rows: list[dict[str, Any]], fields: list[str]) -> None
             w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
 
 
-CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "model", "reasoning_effort",
+CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "model", REASONING_EFFORT,
                "stop_reason", "answer_state", "answer_check", "zero_rows", "n_pred", "n_gt", "n_matched",
                "n_matched_strict", *SC.ALL_METRICS, "format_error", "degraded", "degradations", "truncated", "n_json_blocks",
                "multi_block", "context_overflow", "finish_reason", "content_filtered", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring.cells import (ALL_METRICS, CAVEATS, SCORE_FORMAT, STATUS_CORRUPT, STATUS_DIAGNOSTIC,
                                        STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUS_UNVERIFIED, STATUSES)
 from video_arena.scoring.cells import REWARD, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC
@@ -41,7 +42,7 @@ CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cell
               T2_MACRO_ACC, "n_t2", T3_MACRO_ACC, "n_t3", "t2_zero_filled", "t3_zero_filled",
               "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
               "allow_paths", "preflight_warned", "content_filtered", "served_other_model", "non_reference",
-              "t1_recall_ceiling_mean", "reasoning_effort",
+              "t1_recall_ceiling_mean", REASONING_EFFORT,
               "in_overall", "table_diagnostic", "mixed"]
 
 
@@ -60,7 +61,7 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                  "unverified": gs.counts[STATUS_UNVERIFIED], "zero_rows": gs.counts["zero_rows"],
                  "flagged_excluded": gs.counts[STATUS_FLAGGED], "corrupt": gs.counts[STATUS_CORRUPT],
                  "format_errors": gs.counts["format_error"], "in_overall": g in overall["games"],
-                 "t1_recall_ceiling_mean": gs.recall_ceiling(), "reasoning_effort": _efforts_str(gs.efforts()),
+                 "t1_recall_ceiling_mean": gs.recall_ceiling(), REASONING_EFFORT: _efforts_str(gs.efforts()),
                  "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)}
             for cv in CAVEATS:
                 r[cv] = gs.counts[cv]
@@ -81,7 +82,7 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                   "flagged_excluded": tot[STATUS_FLAGGED], "corrupt": tot[STATUS_CORRUPT],
                   "zero_rows": tot["zero_rows"], "format_errors": tot["format_error"], "in_overall": True,
                   "t1_recall_ceiling_mean": cv_all["t1_recall_ceiling_mean"],
-                  "reasoning_effort": _efforts_str(cv_all["reasoning_effort"]),
+                  REASONING_EFFORT: _efforts_str(cv_all[REASONING_EFFORT]),
                   "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)})
         for cv in CAVEATS:
             r[cv] = cv_all[cv]

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring import cells as SC
 from video_arena.scoring import statistics as SS
 
@@ -64,14 +65,14 @@ def _caveat_table(s: SS.SystemScore) -> list[str]:
                     f"| {gs.counts['excluded']} | {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} "
                     f"| {cv['multi_block']} | {cv['content_filtered']} | {cv['audit_flagged']} "
                     f"| {cv['served_other_model']} | {cv['non_reference']} "
-                    f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
+                    f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv[REASONING_EFFORT]))} |")
     cv = s.caveats()
     miss = sum(gs.counts[SC.STATUS_MISSING] for gs in s.games.values())
     excl = sum(gs.counts["excluded"] for gs in s.games.values())
     rows.append(f"| **overall** | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {miss} | {excl} "
                 f"| {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} "
                 f"| {cv['content_filtered']} | {cv['audit_flagged']} | {cv['served_other_model']} | {cv['non_reference']} "
-                f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
+                f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv[REASONING_EFFORT]))} |")
     return rows
 
 
@@ -79,7 +80,7 @@ def _conditions(s: SS.SystemScore) -> list[str]:
     cond = s.conditions()
     out = [f"- Protocol: {_tally(cond['protocol'])}",
            f"- Model: {_esc(_tally(cond['model']))}",
-           f"- Reasoning effort: {_esc(_tally(cond['reasoning_effort']))}"]
+           f"- Reasoning effort: {_esc(_tally(cond[REASONING_EFFORT]))}"]
     if any(k != "(not recorded)" for k in cond["condition_sha256"]):
         out.append(f"- Condition (SHA-256, first 12): "
                    f"{_tally({k[:12]: v for k, v in cond['condition_sha256'].items()})}")

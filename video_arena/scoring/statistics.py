@@ -10,6 +10,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring import caveats as CV
 from video_arena.scoring.cells import (ALL_METRICS, BENCHMARK_TOLERANCE_S, CAVEATS, EXCLUDED, NO_ANSWER_STATES,
                                        STATUS_CORRUPT, STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUSES,
@@ -82,7 +83,7 @@ class GameScore:
     def caveats(self) -> dict[str, Any]:
         return {"n_scored": self.n_scored_cases, "n_cases": self.n_cases, "zero_rows": self.counts["zero_rows"],
                 **{cv: self.counts[cv] for cv in CAVEATS}, "t1_recall_ceiling_mean": self.recall_ceiling(),
-                "reasoning_effort": self.efforts(),
+                REASONING_EFFORT: self.efforts(),
                 "answer_check": count_values(c.answer_check for c in self.cells if c.status == STATUS_SCORED),
                 "audit_verdicts": count_values(c.audit_verdict for c in self.cells
                                          if c.status in (STATUS_SCORED, STATUS_FLAGGED) and c.audit_verdict)}
@@ -220,7 +221,7 @@ class SystemScore:
                 "zero_rows": sum(gs.counts["zero_rows"] for gs in games),
                 **{cv: sum(gs.counts[cv] for gs in games) for cv in CAVEATS},
                 "t1_recall_ceiling_mean": float(np.mean(ceil)) if ceil else None,
-                "reasoning_effort": count_values(c.reasoning_effort for c in self.cells() if c.status == STATUS_SCORED),
+                REASONING_EFFORT: count_values(c.reasoning_effort for c in self.cells() if c.status == STATUS_SCORED),
                 "excluded_flagged": sum(gs.counts[STATUS_FLAGGED] for gs in games)}
 
     def conditions(self) -> dict[str, dict[str, int]]:
