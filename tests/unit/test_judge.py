@@ -626,7 +626,7 @@ def test_answer_read_is_bounded_even_if_the_file_grows_after_the_size_check(J, t
 #: editing it needs a regenerated doc).  Everything else reads the judge's REWARD_KEYS, through
 #: video_arena/scoring/cells.py (the score tables, the explorer's template context) or the judge
 #: module (the Harbor templates' render context).  This list only shrinks.
-SPELL_METRIC_NAMES = {"harbor_templates/tests/score_harbor.py", "video_arena/baselines/run.py"}
+SPELL_METRIC_NAMES = {"harbor_templates/tests/score_harbor.py"}
 #: the directories (and the top-level scripts) whose source is searched, and the kinds of file read
 SOURCE_TOPS = ("video_arena", "harbor_templates", "agents", "benchmarks", "scripts", "image")
 SOURCE_SUFFIXES = {".py", ".j2", ".sh", ".toml", ".cfg", ".json", ".md", ".txt", ".css", ".js", ".html"}
