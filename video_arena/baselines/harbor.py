@@ -28,6 +28,7 @@ from video_arena.harbor.generate import Options, generate
 from video_arena.container_host.image import image_exists
 from video_arena.harbor import oracle_check as OC
 from video_arena.harbor import spec as S
+from video_arena.scoring import cells as SC
 from video_arena.scoring.harbor_jobs import score_any
 
 HERE = Path(__file__).resolve().parent
@@ -155,7 +156,7 @@ def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tas
     parts = []
     for g in games:
         gs = system.games.get(g)
-        if gs is not None and gs.means.get("t1_f1") is not None:
-            parts.append(f"{g} T1 {gs.means['t1_f1']:.3f} (n={gs.n['t1_f1']})")
+        if gs is not None and gs.means.get(SC.T1_F1) is not None:
+            parts.append(f"{g} T1 {gs.means[SC.T1_F1]:.3f} (n={gs.n[SC.T1_F1]})")
     return ("Harbor (`--harbor`, Protocol B dataset with `--net docker`, agent "
             f"`{AGENT}`): " + ("; ".join(parts) or "no trial scored") + ".")

@@ -43,13 +43,13 @@ from video_arena.media import grid as G
 from video_arena.core.condition import DEFAULT_CONDITION
 from video_arena.core.judge_loader import load_judge
 from video_arena.toolkit_info import toolkit_provenance
+from video_arena.scoring import cells as SC
 from video_arena.scoring.scorer import score_results
 from video_arena.protocol_b import runner as run_b_cli
 
 HERE = Path(__file__).resolve().parent
 PERCEPTION = HERE / "perception_agent.py"
 CHANCE = HERE / "chance_agent.py"
-METRICS = ("t1_f1", "t2_macro_acc", "t3_macro_acc", "reward")
 SYSTEMS = [  # (folder, label, protocol)
     ("oracle", "oracle", "A/B"),
     ("nop", "nop (empty answer)", "A/B"),
@@ -373,9 +373,9 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
         lines += ["Chance and majority rows per minute (each game's `[baselines] events_per_minute` in game.toml, "
                   "a prior from the game's tempo, not a statistic of the cases): "
                   + ", ".join(f"{g} {rate_table[g]:g}" for g in games if g in rate_table) + ".", ""]
-    for metric, title in (("t1_f1", "T1 (event F1)"), ("reward", "Headline reward (strict F1)"),
-                          ("t2_macro_acc", "T2 (delta, macro accuracy of matched rows)"),
-                          ("t3_macro_acc", "T3 (state, macro accuracy of matched rows)")):
+    for metric, title in ((SC.T1_F1, "T1 (event F1)"), (SC.REWARD, "Headline reward (strict F1)"),
+                          (SC.T2_MACRO_ACC, "T2 (delta, macro accuracy of matched rows)"),
+                          (SC.T3_MACRO_ACC, "T3 (state, macro accuracy of matched rows)")):
         lines += [f"## {title}", "", "| system | protocol | " + " | ".join(games) + " | overall |",
                   "|---|---|" + "---|" * (len(games) + 1)]
         for folder, label, proto in SYSTEMS:
@@ -391,7 +391,7 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
                 cells.append(f"{fmt(gs.means[metric], gs.ci[metric])} (n={gs.n[metric]})")
             cells.append(overall_cell(s.overall(games), metric, len(games)))
             lines.append(f"| {label} | {proto} | " + " | ".join(cells) + " |")
-        if metric == "t1_f1":
+        if metric == SC.T1_F1:
             cells = [f"{sum(b) / len(b):.3f}" if b else "n/a" for b in (bounds.get(g, []) for g in games)]
             allb = [sum(bounds[g]) / len(bounds[g]) for g in games if bounds.get(g)]
             cells.append(f"{sum(allb) / len(allb):.3f}" if allb else "n/a")
@@ -460,7 +460,7 @@ def perception_findings(score, games: list[str], results: Path, tasks_root: Path
             show = lambda e: f"{float(e.get('t', 0)):g} s {e.get('type')} {e.get('actor')} {e.get('where')}"  # noqa: E731
             missed = [show(e) for i, e in enumerate(gt) if i not in mg]
             extra = [show(e) for i, e in enumerate(pred) if i not in mp]
-            rows.append(f"- {g}/{c.case_id}: T1 {r['t1_f1']:.3f}; missed {len(missed)}"
+            rows.append(f"- {g}/{c.case_id}: T1 {r[SC.T1_F1]:.3f}; missed {len(missed)}"
                         f"{' (' + '; '.join(missed[:4]) + ')' if missed else ''}, extra {len(extra)}"
                         f"{' (' + '; '.join(extra[:4]) + ')' if extra else ''}")
     return rows

@@ -10,10 +10,11 @@ rebuilds it from the condition file, the case and the receipt (provenance.py).  
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
 from video_arena.core.condition import Condition, canonical_json
+from video_arena.core.results import REASONING_EFFORT
 from video_arena.digests import sha256_bytes
 
 IMAGE_REF = "sha256:"
@@ -32,20 +33,19 @@ class RequestOptions:
     extra_body: dict[str, Any] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
-        return {"model": self.model, "max_tokens": self.max_tokens, "temperature": self.temperature,
-                "reasoning_effort": self.reasoning_effort, "enable_thinking": self.enable_thinking,
-                "extra_body": self.extra_body}
+        """The run record's `request_params`: every option under its field's name."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_record(cls, r: dict[str, Any]) -> "RequestOptions":
-        return cls(model=r["model"], max_tokens=int(r["max_tokens"]), temperature=r.get("temperature"),
-                   reasoning_effort=r.get("reasoning_effort"), enable_thinking=r.get("enable_thinking"),
-                   extra_body=dict(r.get("extra_body") or {}))
+        recorded = {f.name: r.get(f.name) for f in fields(cls)}
+        return cls(**dict(recorded, model=r["model"], max_tokens=int(r["max_tokens"]),
+                          extra_body=dict(r.get("extra_body") or {})))
 
 
 #: request keys a condition (or its recorded options) fixes: --extra-body may not set them, or the run
 #: record would misstate what was sent
-CONDITION_KEYS = ("model", "messages", "max_tokens", "max_completion_tokens", "temperature", "reasoning_effort",
+CONDITION_KEYS = ("model", "messages", "max_tokens", "max_completion_tokens", "temperature", REASONING_EFFORT,
                   "enable_thinking")
 
 
@@ -100,7 +100,7 @@ def reference_body(cond: Condition, opts: RequestOptions, prompt: str,
     if opts.temperature is not None:
         body["temperature"] = opts.temperature
     if opts.reasoning_effort:
-        body["reasoning_effort"] = opts.reasoning_effort
+        body[REASONING_EFFORT] = opts.reasoning_effort
     extra = dict(opts.extra_body or {})
     if opts.enable_thinking is not None:
         extra = _deep_merge(extra, {"chat_template_kwargs": {"enable_thinking": bool(opts.enable_thinking)}})

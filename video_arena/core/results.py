@@ -20,7 +20,7 @@ import os
 import re
 import stat
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -185,9 +185,9 @@ def start_attempt(cdir: str | os.PathLike, run_files: tuple[str, ...]) -> Attemp
     # The record being moved names its own number and history: kept even when attempts/ was emptied
     # (a re-draw must never disappear from the next record because its folder did).
     cur = read_run(cdir)[0] if left else None
-    cur_n = cur.extras.get("attempt") if cur is not None else None
+    cur_n = cur.protocol_extras.attempt if cur is not None else None
     cur_n = cur_n if isinstance(cur_n, int) and not isinstance(cur_n, bool) and cur_n > 0 else 0
-    recorded = cur.extras.get("previous_attempts") if cur is not None else None
+    recorded = cur.protocol_extras.previous_attempts if cur is not None else None
     recorded = {p["attempt"]: p for p in recorded if isinstance(p, dict) and isinstance(p.get("attempt"), int)
                 and not isinstance(p.get("attempt"), bool)} if isinstance(recorded, list) else {}
     if left:
@@ -206,7 +206,7 @@ def start_attempt(cdir: str | os.PathLike, run_files: tuple[str, ...]) -> Attemp
 
 def redraws_of(record: RunRecord) -> list[dict[str, Any]]:
     """The earlier attempts of a cell that ran (not harness errors): each one is a re-draw."""
-    prev = record.extras.get("previous_attempts")
+    prev = record.protocol_extras.previous_attempts
     if not isinstance(prev, list):
         return []
     return [p for p in prev if isinstance(p, dict) and p.get("stop_reason") not in (None, HARNESS_ERROR)]
@@ -332,6 +332,178 @@ class RunRecord:
     @property
     def ran(self) -> bool:
         return self.stop_reason not in (None, HARNESS_ERROR)
+
+    @property
+    def protocol_a(self) -> "ProtocolARecord":
+        """The record's extras read as Protocol A's keys (any record: a key it does not hold is UNSET)."""
+        return ProtocolARecord.from_doc(self.extras)
+
+    @property
+    def protocol_b(self) -> "ProtocolBRecord":
+        """The record's extras read as Protocol B's keys (any record: a key it does not hold is UNSET)."""
+        return ProtocolBRecord.from_doc(self.extras)
+
+    @property
+    def protocol_extras(self) -> "ProtocolARecord | ProtocolBRecord":
+        """The record's extras read as its own protocol's keys (Protocol A's for a record naming no
+        protocol): for the keys both protocols write, such as the attempt history."""
+        return self.protocol_b if self.protocol == "B" else self.protocol_a
+
+
+# --------------------------------------------------------------------------------------------------
+# the protocols' own keys
+# --------------------------------------------------------------------------------------------------
+#: The reasoning effort's name: a run record's key (`ProtocolARecord`, `ProtocolBRecord`), the scorer's
+#: column and mixing dimension, an agent command template's placeholder (`{reasoning_effort}`) and the
+#: request parameter the run record's `request_params` names (video_arena/core/request.py).
+REASONING_EFFORT = "reasoning_effort"
+
+
+class _Unset:
+    """The value of a protocol key a record does not hold: absent from run.json, which is not null."""
+    _instance: "_Unset | None" = None
+
+    def __new__(cls) -> "_Unset":
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+
+def or_none(value: Any) -> Any:
+    """A protocol key's value as a reader that does not tell absent from null takes it."""
+    return None if value is UNSET else value
+
+
+@dataclass
+class ProtocolExtras:
+    """A protocol's own run.json keys (beside `RunRecord`'s common ones), one field each in the order a
+    runner writes them.  A field left `UNSET` is not written; read from a document, a field is the value
+    as recorded (run.json is data: the reader checks its type) or `UNSET` when the key is absent."""
+
+    def to_doc(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not UNSET}
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]):
+        return cls(**{f.name: doc[f.name] for f in fields(cls) if f.name in doc})
+
+    def recorded(self, value: Any) -> bool:
+        """Whether a value read from this record was there (`UNSET`: the key is absent)."""
+        return value is not UNSET
+
+
+@dataclass
+class ProtocolARecord(ProtocolExtras):
+    """Protocol A's keys (video_arena/protocol_a/cell.py; docs/PROTOCOLS.md lists them)."""
+    runner: str = UNSET
+    condition: str = UNSET
+    condition_sha256: str = UNSET
+    tolerance_s: float = UNSET
+    transport: str = UNSET
+    request_timeout_s: float = UNSET
+    reasoning_effort: str | None = UNSET
+    enable_thinking: bool | None = UNSET
+    request_params: dict[str, Any] = UNSET
+    on_overflow: str = UNSET
+    toolkit: dict[str, Any] = UNSET
+    attempt: int = UNSET
+    previous_attempts: list[dict[str, Any]] = UNSET
+    retry_scale: float = UNSET
+    error: str = UNSET
+    finish_reason: str | None = UNSET
+    n_json_blocks: int = UNSET
+    frames_used: int = UNSET
+    fps_eff: float = UNSET
+    t1_recall_ceiling: float = UNSET
+    duration_s: float = UNSET
+    served_model: str | None = UNSET
+    usage: dict[str, Any] | None = UNSET
+    request_sha256: str = UNSET
+    body_bytes: int = UNSET
+    protocol_complete: bool = UNSET
+    degraded: bool = UNSET
+    degradations: list[dict[str, Any]] = UNSET
+    sampling: dict[str, Any] = UNSET
+    attempts: list[dict[str, Any]] = UNSET
+    n_attempts: int = UNSET
+    reply_lone_surrogates_replaced: int = UNSET
+
+
+@dataclass
+class ProtocolBRecord(ProtocolExtras):
+    """Protocol B's keys (video_arena/protocol_b/cell.py; docs/PROTOCOLS.md lists them)."""
+    exit_code: int | None = UNSET
+    kill_to_gone_s: float | None = UNSET
+    turns_used: int | None = UNSET
+    max_turns: int = UNSET
+    timeout_min: float = UNSET
+    prompt_sha256: str | None = UNSET
+    seed_sha256: str | None = UNSET
+    sandbox: str | None = UNSET
+    audit: dict[str, Any] | None = UNSET
+    reasoning_effort: str | None = UNSET
+    isolation: dict[str, Any] = UNSET
+    agent_cmd: str = UNSET
+    runner: str = UNSET
+    toolkit: dict[str, Any] = UNSET
+    preflight: dict[str, Any] = UNSET
+    logs: dict[str, str] = UNSET
+    attempt: int = UNSET
+    previous_attempts: list[dict[str, Any]] = UNSET
+    prompt_template_sha256: str = UNSET
+    command: str = UNSET
+    env_scrubbed: list[str] = UNSET
+    answer_history: list[dict[str, Any]] = UNSET
+    answer_history_truncated: bool = UNSET
+    logs_bytes: dict[str, int] = UNSET
+    logs_cap_bytes: int = UNSET
+    logs_truncated: dict[str, int] | None = UNSET
+    error: str = UNSET
+    agent_started: bool = UNSET
+    kill: dict[str, Any] | None = UNSET
+    answer_note: str = UNSET
+    turns_used_note: str = UNSET
+    sandbox_kept: bool = UNSET
+
+
+@dataclass
+class HarborAgentMetadata:
+    """What the Protocol A Harbor agent reports to Harbor as its context metadata: these keys of its run
+    record, each null when the record has none (video_arena/protocol_a/harbor_agent.py)."""
+    stop_reason: str | None = None
+    answer_state: str | None = None
+    n_rows: int | None = None
+    n_json_blocks: int | None = None
+    frames_used: int | None = None
+    fps_eff: float | None = None
+    t1_recall_ceiling: float | None = None
+    protocol_complete: bool | None = None
+    degradations: list[dict[str, Any]] | None = None
+    request_sha256: str | None = None
+    condition_sha256: str | None = None
+    reasoning_effort: str | None = None
+    enable_thinking: bool | None = None
+    sampling: dict[str, Any] | None = None
+    error: str | None = None
+    toolkit: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, record: "RunRecord") -> "HarborAgentMetadata":
+        a = record.protocol_a
+        return cls(**{f.name: (getattr(record, f.name) if f.name in _READERS else
+                               or_none(getattr(a, f.name))) for f in fields(cls)})
+
+    def to_doc(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def write_run(cdir: str | os.PathLike, record: RunRecord | dict[str, Any]) -> RunRecord:

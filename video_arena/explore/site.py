@@ -360,7 +360,7 @@ def _write_pages(env: jinja2.Environment, tmp: Path, systems, views, comparison,
     conditions = [s.conditions() for s in systems]  # the dimensions `score` refuses to mix
     score_rows = SO.csv_rows(systems)
     games = sorted({g for s in systems for g in s.games})
-    common = {"systems": systems, "games": games}
+    common = {"systems": systems, "games": games, "metrics": SC.METRICS, "metric_labels": SC.LABELS}
     page = env.get_template("index.html.j2").render(
         **common, root="", rows=score_rows, comparison=comparison, conditions=conditions,
         warnings=[scrub.text(w) for s in systems for w in s.warnings][:200],

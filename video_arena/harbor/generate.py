@@ -70,6 +70,8 @@ def template_env() -> Environment:
     env = Environment(loader=FileSystemLoader(str(templates_dir())), undefined=StrictUndefined,
                       keep_trailing_newline=True, autoescape=False)
     env.filters["tq"] = _tq
+    # the verifier's fallback reward.json (every judge reward key 0.0), written when scoring fails
+    env.globals["zero_reward_json"] = json.dumps(dict.fromkeys(load_judge().REWARD_KEYS, 0.0))
     return env
 
 

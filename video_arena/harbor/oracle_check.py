@@ -158,7 +158,8 @@ def read_trials(job_dir: Path, agent: str, protocol: str) -> list[TrialCheck]:
 
 
 def print_table(trials: list[TrialCheck]) -> None:
-    head = f"{'agent':6} {'P':1} {'task':34} {'reward':>6} {'t1_f1':>6} {'t2':>6} {'t3':>6} {'answer':11}  status"
+    keys = " ".join(f"{k.split('_macro')[0]:>6}" for k in REWARD_KEYS)  # the judge's keys, T2/T3 shortened
+    head = f"{'agent':6} {'P':1} {'task':34} {keys} {'answer':11}  status"
     print(head)
     print("-" * len(head))
     for t in trials:

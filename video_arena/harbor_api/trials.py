@@ -149,6 +149,15 @@ class Trial:
         kw = (agent.get("kwargs") or {}) if isinstance(agent, dict) else {}
         return kw if isinstance(kw, dict) else {}
 
+    def agent_reasoning_effort(self) -> tuple[str | None, bool]:
+        """(the agent's `--ak reasoning_effort`, whether the trial's config names one at all: a null or
+        empty one states "none")."""
+        kwargs = self.agent_kwargs()
+        if "reasoning_effort" not in kwargs:
+            return None, False
+        value = kwargs["reasoning_effort"]
+        return (None if value in (None, "") else str(value)), True
+
 
 def _task_key(result: dict | None, config: dict | None) -> tuple[str | None, str]:
     name = (result or {}).get("task_name")

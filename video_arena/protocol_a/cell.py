@@ -55,7 +55,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
                  case_id: str | None, instruction_path: str | PathLike, frames_for: G.FrameSet | Any,
                  out_dir: str | PathLike, runner: str, jpeg_q: int | None = None,
                  max_frames: int | None = None, log: Callable[[str], None] = lambda s: None,
-                 extra_record: dict[str, Any] | None = None, on_overflow: str = "stop") -> dict[str, Any]:
+                 extra_record: dict[str, Any] | None = None, on_overflow: str = "stop") -> R.RunRecord:
     """Run one cell; return its run record (also written to out_dir/run.json)."""
     out = Path(out_dir)
     attempt = R.start_attempt(out, CELL_FILES)  # an earlier run's files move to attempts/<n>/, never deleted
@@ -69,21 +69,20 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         degradations.append({"kind": "max_frames", "from": base.max_frames, "to": spec.max_frames,
                              "why": "set by the operator"})
 
-    record: dict[str, Any] = {
-        "protocol": "A", "runner": runner, "model": opts.model, "game": game, "case_id": case_id,
-        "condition": cond.name, "condition_sha256": cond.sha256, "tolerance_s": cond.tolerance_s,
-        "transport": cond.transport, "request_timeout_s": cond.request_timeout_s,
-        "reasoning_effort": opts.reasoning_effort,
-        "enable_thinking": opts.enable_thinking, "request_params": opts.record(), "on_overflow": on_overflow,
-        "started_at": started, "toolkit": toolkit_provenance(), **attempt.record_keys(),
-    }
+    run = R.RunRecord(protocol="A", model=opts.model, game=game, case_id=case_id, started_at=started)
+    rec = R.ProtocolARecord(
+        runner=runner, condition=cond.name, condition_sha256=cond.sha256, tolerance_s=cond.tolerance_s,
+        transport=cond.transport, request_timeout_s=cond.request_timeout_s, reasoning_effort=opts.reasoning_effort,
+        enable_thinking=opts.enable_thinking, request_params=opts.record(), on_overflow=on_overflow,
+        toolkit=toolkit_provenance(), attempt=attempt.n, previous_attempts=attempt.previous)
     if retry_scale() != 1.0:
-        record["retry_scale"] = retry_scale()
-    record.update(extra_record or {})
-    instruction_sha = None
+        rec.retry_scale = retry_scale()
+
+    def record() -> R.RunRecord:
+        return R.RunRecord.build({**run.to_doc(), **rec.to_doc(), **(extra_record or {})})
+
     try:
-        instruction_sha = text_digest(instruction_for("video", instruction_path))
-        record["instruction_sha256"] = instruction_sha
+        run.instruction_sha256 = text_digest(instruction_for("video", instruction_path))
 
         def prompt_for(frames: G.FrameSet) -> str:
             return protocol_a_prompt(instruction_path, frames.plan.ts_floats())
@@ -91,15 +90,13 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         oc = run_request(client, cond, opts, prompt_for, frames_for, spec, degradations, log=log,
                          on_overflow=on_overflow)
     except (HarnessError, G.GridError, OSError, ValueError) as exc:
-        record.update({
-            "stop_reason": getattr(exc, "stop_reason", "harness_error"), "answer_state": None,
-            "error": safe_text(f"{type(exc).__name__}: {exc}")[0],
-            "attempts": getattr(exc, "attempts", []), "degradations": getattr(exc, "degradations", degradations),
-            "protocol_complete": False, "n_rows": None, "wall_s": round(time.monotonic() - t0, 3),
-            "finished_at": _now(),
-        })
-        R.write_run(out, record)
-        return record
+        run.stop_reason, run.answer_state = getattr(exc, "stop_reason", "harness_error"), None
+        rec.error = safe_text(f"{type(exc).__name__}: {exc}")[0]
+        rec.attempts = getattr(exc, "attempts", [])
+        rec.degradations = getattr(exc, "degradations", degradations)
+        rec.protocol_complete = False
+        run.n_rows, run.wall_s, run.finished_at = None, round(time.monotonic() - t0, 3), _now()
+        return R.write_run(out, record())
 
     frames, plan = oc.frames, oc.frames.plan
     prompt = protocol_a_prompt(instruction_path, plan.ts_floats())
@@ -120,21 +117,18 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
     else:
         stop = oc.finish_reason or "unknown"
     fps_eff = float(plan.fps_eff)
-    record.update({
-        "stop_reason": stop, "finish_reason": oc.finish_reason, "answer_state": state,
-        "n_rows": len(answer_doc[ANSWER_ROOT_KEY]), "n_json_blocks": n_blocks,
-        "frames_used": plan.n, "fps_eff": fps_eff,
-        "t1_recall_ceiling": G.recall_ceiling(plan.fps_eff, cond.tolerance_s),
-        "duration_s": float(frames.media.duration),
-        "served_model": oc.served_model,
-        "usage": oc.usage, "request_sha256": oc.request_sha256, "body_bytes": oc.body_bytes,
-        "protocol_complete": not oc.hit_max_tokens, "degraded": bool(oc.degradations),
-        "degradations": oc.degradations, "sampling": sampling_of(oc.spec),
-        "attempts": oc.attempts, "n_attempts": len(oc.attempts),
-        "wall_s": round(time.monotonic() - t0, 3), "finished_at": _now(),
-    })
+    run.stop_reason, run.answer_state, run.n_rows = stop, state, len(answer_doc[ANSWER_ROOT_KEY])
+    rec.finish_reason, rec.n_json_blocks, rec.frames_used, rec.fps_eff = oc.finish_reason, n_blocks, plan.n, fps_eff
+    rec.t1_recall_ceiling = G.recall_ceiling(plan.fps_eff, cond.tolerance_s)
+    rec.duration_s = float(frames.media.duration)
+    rec.served_model = oc.served_model
+    rec.usage, rec.request_sha256, rec.body_bytes = oc.usage, oc.request_sha256, oc.body_bytes
+    rec.protocol_complete, rec.degraded = not oc.hit_max_tokens, bool(oc.degradations)
+    rec.degradations, rec.sampling = oc.degradations, sampling_of(oc.spec)
+    rec.attempts, rec.n_attempts = oc.attempts, len(oc.attempts)
+    run.wall_s, run.finished_at = round(time.monotonic() - t0, 3), _now()
     if oc.lone_surrogates:
-        record["reply_lone_surrogates_replaced"] = oc.lone_surrogates
+        rec.reply_lone_surrogates_replaced = oc.lone_surrogates
     receipt = {
         "format": RECEIPT_FORMAT, "game": game, "case_id": case_id, "runner": runner,
         **frames.receipt(), "sampling": sampling_of(oc.spec), "transport": cond.transport,
@@ -145,6 +139,5 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
     answer_path = R.write_answer(out, answer_doc)
     # The scorer checks the answer it judges against this digest (a Harbor trial's collected artifact
     # is the same file, uploaded).  A no_answer cell is scored 0.0 by its state, whatever the bytes.
-    record["answer_sha256"] = sha256_file(answer_path) if record.get("answer_state") == "answered" else None
-    R.write_run(out, record)
-    return record
+    run.answer_sha256 = sha256_file(answer_path) if run.answer_state == "answered" else None
+    return R.write_run(out, record())

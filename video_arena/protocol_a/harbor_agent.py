@@ -43,6 +43,7 @@ from video_arena.harbor_api.trials import trial_task
 from video_arena.media import grid as G
 from video_arena.protocol_a.cell import execute_cell
 from video_arena.core.condition import CONDITIONS_SUBDIR, load_condition
+from video_arena.core.results import HarborAgentMetadata, or_none
 from video_arena.core.request import RequestOptions, check_extra_body
 
 MEDIA = "/app/match.mp4"
@@ -194,21 +195,19 @@ class ProtocolA(BaseAgent):
             execute_cell, cond=cond, opts=opts, client=client, game=game, case_id=case_id,
             instruction_path=inst, frames_for=frames_for, out_dir=self.logs_dir, runner="harbor",
             jpeg_q=self.jpeg_q, max_frames=self.max_frames, log=self.logger.info, on_overflow=self.on_overflow)
-        context.metadata = {k: record.get(k) for k in (
-            "stop_reason", "answer_state", "n_rows", "n_json_blocks", "frames_used", "fps_eff",
-            "t1_recall_ceiling", "protocol_complete", "degradations", "request_sha256", "condition_sha256",
-            "reasoning_effort", "enable_thinking", "sampling", "error", "toolkit")}
-        usage = record.get("usage") or {}
+        context.metadata = HarborAgentMetadata.of(record).to_doc()
+        extras = record.protocol_a
+        usage = extras.usage or {}
         if usage.get("prompt_tokens") is not None:
             context.n_input_tokens = usage.get("prompt_tokens")
         if usage.get("completion_tokens") is not None:
             context.n_output_tokens = usage.get("completion_tokens")
-        if record["stop_reason"] == "context_overflow":
+        if record.stop_reason == "context_overflow":
             raise ContextOverflowError(f"the server refused the request as over the model's context: "
-                                       f"{record.get('error')}")
-        if record["stop_reason"] == "harness_error":
-            raise RuntimeError(f"Protocol A call never got a reply: {record.get('error')}")
-        if record["answer_state"] == "answered":
+                                       f"{or_none(extras.error)}")
+        if record.stop_reason == "harness_error":
+            raise RuntimeError(f"Protocol A call never got a reply: {or_none(extras.error)}")
+        if record.answer_state == "answered":
             await self._write_answer(environment, self.logs_dir / "answer.json")
         # no_answer: /app/answer.json keeps the empty seed, which scores 0.0
 

@@ -140,11 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     client = make_client(base_url, cond.request_timeout_s)
 
     if not a.force:  # a finished cell of another condition in --out: resuming would mix two measurements
-        this_run = {"protocol": "A", "model": a.model, "condition_sha256": cond.sha256,
-                    "reasoning_effort": a.reasoning_effort, "request_params": opts.record(),
-                    "on_overflow": a.on_overflow, "toolkit": toolkit_provenance()}
+        this_run = {"protocol": "A", "model": a.model, **R.ProtocolARecord(
+            condition_sha256=cond.sha256, reasoning_effort=a.reasoning_effort, request_params=opts.record(),
+            on_overflow=a.on_overflow, toolkit=toolkit_provenance()).to_doc()}
         conflict = finished_cell_conflict(out, [(g, c["case_id"]) for g, c in cells], this_run,
-                                          ("model", "condition_sha256", "reasoning_effort"))
+                                          ("model", "condition_sha256", R.REASONING_EFFORT))
         if conflict:
             print(f"error: {conflict}", file=sys.stderr)
             return 2
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
     lock = threading.Lock()
 
-    def run_one(game: str, case_id: str) -> dict[str, Any]:
+    def run_one(game: str, case_id: str) -> R.RunRecord:
         r = resolve(game, case_id, a.tasks_root, a.media_root)
         media_sha: list[str] = []
 
@@ -184,13 +184,14 @@ def main(argv: list[str] | None = None) -> int:
             g, c = futs[fut]
             try:
                 rec = fut.result()
-                failed = rec["stop_reason"] in ("harness_error", "context_overflow")
-                key = rec["stop_reason"] if failed else rec["answer_state"]
+                failed = rec.stop_reason in ("harness_error", "context_overflow")
+                key = rec.stop_reason if failed else rec.answer_state
+                extras = rec.protocol_a
                 if failed:
-                    bar.write(f"{g}/{c}: {rec['stop_reason']}: {rec.get('error')}", file=sys.stderr)
-                elif rec.get("degradations"):
+                    bar.write(f"{g}/{c}: {rec.stop_reason}: {R.or_none(extras.error)}", file=sys.stderr)
+                elif extras.degradations:
                     bar.write(f"{g}/{c}: degraded: " + "; ".join(
-                        f"{d.get('kind')} {d.get('from')} -> {d.get('to')}" for d in rec["degradations"]),
+                        f"{d.get('kind')} {d.get('from')} -> {d.get('to')}" for d in extras.degradations),
                         file=sys.stderr)
             except Exception as exc:  # noqa: BLE001 - a bug in one cell must not stop the sweep
                 key = "crashed"

@@ -38,7 +38,7 @@ from video_arena.toolkit_info import toolkit_provenance
 RUNNER_VERSION = "video-arena-run-b/2"
 #: What a run of a cell leaves in its folder (moved to attempts/<n>/ when the cell is run again)
 CELL_FILES = (R.RUN_FILE, R.ANSWER_FILE, "prompt.txt", "logs")
-PLACEHOLDERS = ("sandbox", "prompt", "max_turns", "reasoning_effort")
+PLACEHOLDERS = ("sandbox", "prompt", "max_turns", R.REASONING_EFFORT)
 _PLACEHOLDER_RE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_LOG_CAP_MB = 64
 #: the shell's exit codes for a command it could not run (126: found but not executable, 127: not found):
@@ -116,7 +116,7 @@ class _Log:
             f.write(f"{now_iso()} {msg}\n")
 
 
-def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
+def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     """Run one cell; returns its run.json record (None when interrupted: the cell stays missing)."""
     cdir = R.cell_dir(cfg.out, game, case_id)
     # what an earlier run left (answer, run.json, prompt, logs) moves to attempts/<n>/, never deleted
@@ -124,31 +124,28 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
     logs = cdir / "logs"
     logs.mkdir()
     log = _Log(logs / LOG_RUNNER)
-    rec: dict[str, Any] = {
-        "protocol": "B", "model": cfg.model, "game": game, "case_id": case_id,
-        "stop_reason": None, "exit_code": None, "answer_state": None, "n_rows": 0,
-        "wall_s": None, "kill_to_gone_s": None, "turns_used": None,
-        "max_turns": cfg.max_turns, "timeout_min": cfg.timeout_min,
-        "instruction_sha256": None, "prompt_sha256": None, "seed_sha256": None, "answer_sha256": None,
-        "sandbox": None, "audit": None, "started_at": now_iso(), "finished_at": None,
-        "reasoning_effort": cfg.reasoning_effort, "isolation": cfg.isolation.record(),
-        "agent_cmd": redact(cfg.agent_cmd), "runner": RUNNER_VERSION, "toolkit": toolkit_provenance(),
-        "preflight": cfg.preflight,
-        "logs": {"stdout": f"logs/{LOG_STDOUT}", "stderr": f"logs/{LOG_STDERR}", "runner": f"logs/{LOG_RUNNER}"},
-        **attempt.record_keys(),
-    }
+    run = R.RunRecord(protocol="B", model=cfg.model, game=game, case_id=case_id, n_rows=0, started_at=now_iso())
+    rec = R.ProtocolBRecord(
+        exit_code=None, kill_to_gone_s=None, turns_used=None, max_turns=cfg.max_turns, timeout_min=cfg.timeout_min,
+        prompt_sha256=None, seed_sha256=None, sandbox=None, audit=None, reasoning_effort=cfg.reasoning_effort,
+        isolation=cfg.isolation.record(), agent_cmd=redact(cfg.agent_cmd), runner=RUNNER_VERSION,
+        toolkit=toolkit_provenance(), preflight=cfg.preflight,
+        logs={"stdout": f"logs/{LOG_STDOUT}", "stderr": f"logs/{LOG_STDERR}", "runner": f"logs/{LOG_RUNNER}"},
+        attempt=attempt.n, previous_attempts=attempt.previous)
 
-    def harness_error(msg: str, sb=None, agent_started: bool | None = None) -> dict[str, Any]:
+    def write() -> R.RunRecord:
+        return R.write_run(cdir, {**run.to_doc(), **rec.to_doc()})
+
+    def harness_error(msg: str, sb=None, agent_started: bool | None = None) -> R.RunRecord:
         log(f"harness_error: {msg}")
-        rec.update(stop_reason="harness_error", answer_state=None, n_rows=0, error=msg,
-                   finished_at=now_iso())
+        run.stop_reason, run.answer_state, run.n_rows, run.finished_at = "harness_error", None, 0, now_iso()
+        rec.error = msg
         if agent_started is not None:
-            rec["agent_started"] = agent_started
+            rec.agent_started = agent_started
         R.clear_files(cdir, (R.ANSWER_FILE,))
         if sb is not None and not cfg.keep_sandboxes:
             sb.remove()
-        R.write_run(cdir, rec)
-        return rec
+        return write()
 
     # -- prepare ------------------------------------------------------------------------------
     marker = f"{cfg.run_token}:{secrets.token_hex(6)}"
@@ -162,21 +159,21 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
             marker=marker, hardlink_media=cfg.hardlink_media)
     except Exception as exc:  # noqa: BLE001 - every failure here means the agent never started
         return harness_error(f"could not prepare the sandbox: {exc}")
-    rec.update(instruction_sha256=sb.instruction_sha256, prompt_sha256=sb.prompt_sha256,
-               # The prompt names the (random) sandbox; this digest is of the same text with the
-               # path replaced by "{sandbox}", comparable across cells and runs.
-               prompt_template_sha256=text_digest(turn1_prompt("{sandbox}", cfg.max_turns, cfg.timeout_min)),
-               seed_sha256=sha256(seed), sandbox=str(sb.path))
+    run.instruction_sha256, rec.prompt_sha256 = sb.instruction_sha256, sb.prompt_sha256
+    # The prompt names the (random) sandbox; this digest is of the same text with the path replaced by
+    # "{sandbox}", comparable across cells and runs.
+    rec.prompt_template_sha256 = text_digest(turn1_prompt("{sandbox}", cfg.max_turns, cfg.timeout_min))
+    rec.seed_sha256, rec.sandbox = sha256(seed), str(sb.path)
     shutil.copyfile(sb.prompt_path, cdir / "prompt.txt")
     try:
         command = fill_template(cfg.agent_cmd, {"sandbox": str(sb.path), "prompt": str(sb.prompt_path),
                                                 "max_turns": str(cfg.max_turns),
-                                                "reasoning_effort": cfg.reasoning_effort or ""})
+                                                R.REASONING_EFFORT: cfg.reasoning_effort or ""})
     except TemplateError as exc:
         return harness_error(str(exc), sb)
-    rec["command"] = redact(command)
+    rec.command = redact(command)
     env, scrubbed = agent_environment(cfg.base_env, cfg.forbidden, sb.path, marker)
-    rec["env_scrubbed"] = scrubbed
+    rec.env_scrubbed = scrubbed
     log(f"sandbox {sb.path}; command: {redact(command)}")
 
     # -- run ----------------------------------------------------------------------------------
@@ -196,17 +193,17 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
     finally:
         watch.stop()
     outcome, exit_code, kill, t_spawn, spawn_error = res
-    rec["answer_history"] = watch.history
+    rec.answer_history = watch.history
     if watch.history_truncated:
-        rec["answer_history_truncated"] = True
+        rec.answer_history_truncated = True
     t_gone = time.monotonic()
     started, nostart = read_start(start_r)
     for pump in pumps:  # every writer is dead: EOF; a --no-isolation survivor is not waited for
         pump.join(timeout=5.0 if cfg.isolation.mode == MODE_BWRAP else 1.0)
-    rec["logs_bytes"] = {p.key: p.total for p in pumps}
+    rec.logs_bytes = {p.key: p.total for p in pumps}
     truncated = {p.key: p.total - p.written for p in pumps if p.total > p.written}
-    rec["logs_cap_bytes"] = cfg.log_cap_bytes
-    rec["logs_truncated"] = truncated or None
+    rec.logs_cap_bytes = cfg.log_cap_bytes
+    rec.logs_truncated = truncated or None
     if truncated:
         log(f"log cap {cfg.log_cap_bytes} bytes reached: dropped {truncated}")
     if spawn_error:
@@ -240,36 +237,36 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> dict[str, Any] | None:
         # The shell could not run what the command names (inside the isolation), however it is wrapped:
         # the agent never started, so the cell is missing, never 0.0 (the runner stops the run here).
         said = shell_message(logs / LOG_STDERR)
-        rec["exit_code"] = exit_code
+        rec.exit_code = exit_code
         return harness_error(f"the agent command could not start (exit {exit_code}"
                              f"{': ' + said if said else ''})", sb, agent_started=False)
-    rec.update(exit_code=exit_code, wall_s=round(t_gone - t_spawn, 3),
-               kill_to_gone_s=None if kill is None else round(kill.gone_s, 3),
-               kill=None if kill is None else kill.as_dict(),
-               answer_state=collected.state, answer_sha256=collected.answer_sha256 or None)
+    rec.exit_code, run.wall_s = exit_code, round(t_gone - t_spawn, 3)
+    rec.kill_to_gone_s = None if kill is None else round(kill.gone_s, 3)
+    rec.kill = None if kill is None else kill.as_dict()
+    run.answer_state, run.answer_sha256 = collected.state, collected.answer_sha256 or None
     if collected.note:
-        rec["answer_note"] = collected.note
+        rec.answer_note = collected.note
     if outcome == "timeout":
-        rec["stop_reason"] = "timeout"
+        run.stop_reason = "timeout"
     elif exit_code == 0:
-        rec["stop_reason"] = "completed"
+        run.stop_reason = "completed"
     else:
-        rec["stop_reason"] = "agent_error"  # it started (the marker says so): a failure is scored
+        run.stop_reason = "agent_error"  # it started (the marker says so): a failure is scored
     R.write_answer(cdir, collected.export)
-    rec["n_rows"] = count_rows(collected.export)
+    run.n_rows = count_rows(collected.export)
     stdout_text = (logs / LOG_STDOUT).read_bytes().decode("utf-8", "replace")
     turns = turns_reported(stdout_text)
     if turns is None:
         turns = turns_reported((logs / LOG_STDERR).read_bytes().decode("utf-8", "replace"))
-    rec["turns_used"] = turns
+    rec.turns_used = turns
     if turns is None:
-        rec["turns_used_note"] = ("not reported: the transcript holds no {\"turns\": N} line nor a Claude Code "
+        rec.turns_used_note = ("not reported: the transcript holds no {\"turns\": N} line nor a Claude Code "
                                   "num_turns" + ("; the logs were truncated at the cap" if truncated else ""))
-    rec["audit"] = audit_files({"stdout": logs / LOG_STDOUT, "stderr": logs / LOG_STDERR})
-    rec["sandbox_kept"] = cfg.keep_sandboxes
+    rec.audit = audit_files({"stdout": logs / LOG_STDOUT, "stderr": logs / LOG_STDERR})
+    rec.sandbox_kept = cfg.keep_sandboxes
     if not cfg.keep_sandboxes:
         sb.remove()
-    rec["finished_at"] = now_iso()
-    R.write_run(cdir, rec)
-    log(f"done: {rec['stop_reason']} {rec['answer_state']} rows={rec['n_rows']} audit={rec['audit']['verdict']}")
-    return rec
+    run.finished_at = now_iso()
+    written = write()
+    log(f"done: {run.stop_reason} {run.answer_state} rows={run.n_rows} audit={rec.audit['verdict']}")
+    return written

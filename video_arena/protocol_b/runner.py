@@ -163,8 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     if not a.force:  # a finished cell of another condition in --out: resuming would mix two measurements
         this_run = {"protocol": "B", "model": cfg.model, "max_turns": cfg.max_turns, "timeout_min": cfg.timeout_min,
                     "agent_cmd": redact(cfg.agent_cmd), "isolation": isolation.record(),
-                    "reasoning_effort": cfg.reasoning_effort, "toolkit": toolkit_provenance()}
-        conflict = finished_cell_conflict(out, cells, this_run, ("model", "reasoning_effort"))
+                    R.REASONING_EFFORT: cfg.reasoning_effort, "toolkit": toolkit_provenance()}
+        conflict = finished_cell_conflict(out, cells, this_run, ("model", R.REASONING_EFFORT))
         if conflict:
             _err(f"error: {conflict}")
             return 2
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             probe_cmd = fill_template(a.agent_cmd, {"sandbox": str(fake), "prompt": str(fake / "prompt.txt"),
                                                     "max_turns": str(a.max_turns),
-                                                    "reasoning_effort": a.reasoning_effort or ""})
+                                                    R.REASONING_EFFORT: a.reasoning_effort or ""})
         except TemplateError:
             probe_cmd = None
         if probe_cmd is not None:
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     pool = cf.ThreadPoolExecutor(max_workers=a.workers)
     futures: dict[cf.Future, tuple[str, str]] = {}
 
-    def run_batch(batch: list[tuple[str, str]]) -> list[dict | None]:
+    def run_batch(batch: list[tuple[str, str]]) -> list[R.RunRecord | None]:
         mine = {pool.submit(run_cell, cfg, g, c): (g, c) for g, c in batch}
         futures.update(mine)
         pending = set(mine)
@@ -241,8 +241,8 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 records.append(rec)
                 label = "interrupted" if rec is None else (
-                    rec["stop_reason"] if rec["stop_reason"] == "harness_error"
-                    else f"{rec['answer_state']}")
+                    rec.stop_reason if rec.stop_reason == "harness_error"
+                    else f"{rec.answer_state}")
                 counts[label] = counts.get(label, 0) + 1
                 bar.set_postfix(counts, refresh=False)
                 bar.update(1)
@@ -253,8 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         # wrapped) is known only by running it; a command that cannot start stops the run there, its
         # cell missing, instead of spending every cell on a table of zeros.
         for rec in run_batch(todo[:1]):
-            if rec is not None and rec.get("agent_started") is False:
-                not_started = f"{rec['game']}/{rec['case_id']}: {rec.get('error')}"
+            if rec is not None and rec.protocol_b.agent_started is False:
+                not_started = f"{rec.game}/{rec.case_id}: {R.or_none(rec.protocol_b.error)}"
         if todo and not_started is None:
             cfg.start_proven.set()
             run_batch(todo[1:])

@@ -39,6 +39,7 @@ from video_arena.core.audit import audit_texts, turns_reported
 from video_arena.core.condition import find_condition, is_versioned
 from video_arena.core.condition_fields import compare_lines, condition_of, mixing_lines
 from video_arena.core.judge_loader import load_judge
+from video_arena.core import results as R
 from video_arena.core.results import read_bounded, read_json_object
 from video_arena.harbor_api.trials import atif_lines
 
@@ -50,7 +51,7 @@ MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
 OPERATOR = "set by the operator"
 GRID_KEYS = ("fps", "max_frames", "longest_side", "jpeg_q")
 #: The dimensions that make a results table mixed, in the order they are reported.
-MIX_DIMENSIONS = ("protocol", "model", "reasoning_effort", "condition_sha256", "grid", "transport", "tolerance_s")
+MIX_DIMENSIONS = ("protocol", "model", R.REASONING_EFFORT, "condition_sha256", "grid", "transport", "tolerance_s")
 #: The ones `compare` refuses between two systems of the same protocol (the model and the reasoning
 #: effort are what a comparison compares).
 COMPARE_DIMENSIONS = ("condition_sha256", "grid", "transport", "tolerance_s")
@@ -75,16 +76,19 @@ def _int(v: Any) -> int | None:
     return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def reasoning_effort_of(run: dict[str, Any]) -> tuple[str | None, bool]:
-    """(the reasoning effort a run record says it ran with, whether it says anything about it):
-    `reasoning_effort` (top level), else `request_params.reasoning_effort`, else the agent template's
-    (`agent.reasoning_effort`).  A record holding the key with null states "none sent"; a record
+def reasoning_effort_of(rec: R.RunRecord) -> tuple[str | None, bool]:
+    """(the reasoning effort a run record says it ran with, whether it says anything about it): its
+    `reasoning_effort`, else its `request_params`' (the request options, video_arena/core/request.py),
+    else the agent template's (`agent`).  A record holding the key with null states "none sent"; a record
     without the key says nothing (an older runner), and is not counted as a different effort."""
-    places = [p for p in (run, run.get("request_params"), run.get("agent")) if isinstance(p, dict)]
-    for place in places:
-        if place.get("reasoning_effort") not in (None, ""):
-            return str(place["reasoning_effort"]), True
-    return None, any("reasoning_effort" in p for p in places)
+    a = rec.protocol_a
+    nested = [p for p in (a.request_params, rec.extras.get("agent")) if isinstance(p, dict)]
+    said = [(a.reasoning_effort, a.recorded(a.reasoning_effort))]
+    said += [(p.get(R.REASONING_EFFORT), R.REASONING_EFFORT in p) for p in nested]
+    for value, recorded in said:
+        if recorded and value not in (None, ""):
+            return str(value), True
+    return None, any(recorded for _, recorded in said)
 
 
 @functools.lru_cache(maxsize=64)
@@ -99,22 +103,22 @@ def _condition_grid(sha: str, extra_dir: str) -> dict[str, Any] | None:
         return None
 
 
-def declared_grid(run: dict[str, Any], conditions_dir: Path | None = None) -> dict[str, Any] | None:
+def declared_grid(run: R.ProtocolARecord, conditions_dir: Path | None = None) -> dict[str, Any] | None:
     """The sampling grid of the cell's condition: its `sampling` with every degradation undone, whether
     the runner took it by itself (request cap, server image cap, context overflow) or the operator set
     it (`--jpeg-q`, `--max-frames`): a degradation is a caveat of the cell, never another condition."""
-    sampling = run.get("sampling")
+    sampling = run.sampling
     if not isinstance(sampling, dict):
         return None
     grid = {k: sampling.get(k) for k in GRID_KEYS if k in sampling}
-    degs = [d for d in (run.get("degradations") or []) if isinstance(d, dict)]
+    degs = [d for d in (run.degradations or []) if isinstance(d, dict)]
     base = None
     for kind in ("jpeg_q", "max_frames"):
         mine = [d for d in degs if d.get("kind") == kind]
         if not mine:
             continue
-        if base is None and run.get("condition_sha256"):
-            base = _condition_grid(str(run.get("condition_sha256")), str(conditions_dir or "")) or {}
+        if base is None and run.condition_sha256:
+            base = _condition_grid(str(run.condition_sha256), str(conditions_dir or "")) or {}
         if base and kind in base:
             grid[kind] = base[kind]
         elif kind == "jpeg_q" or mine[0].get("why") == OPERATOR:  # jpeg_q steps and the operator's cap
@@ -132,18 +136,17 @@ def grid_label(grid: dict[str, Any] | None) -> str:
     return "fps{}-n{}-ls{}-q{}".format(*(show(grid.get(k)) for k in GRID_KEYS))
 
 
-def expected_frames(run: dict[str, Any], grid: dict[str, Any] | None) -> int | None:
-    dur, fps = _num(run.get("duration_s")), _num((grid or {}).get("fps"))
+def expected_frames(run: R.ProtocolARecord, grid: dict[str, Any] | None) -> int | None:
+    dur, fps = _num(run.duration_s), _num((grid or {}).get("fps"))
     mf = _int((grid or {}).get("max_frames"))
     if dur is None or fps is None or mf is None:
         return None
     return min(math.ceil(dur * fps), mf)
 
 
-def toolkit_label(run: dict[str, Any]) -> str | None:
-    """'<toolkit version> <commit[:12]>[ dirty]' from the run record's `toolkit` block
+def toolkit_label(tk: Any) -> str | None:
+    """'<toolkit version> <commit[:12]>[ dirty]' from a run record's `toolkit` block
     (video_arena/toolkit_info.py), None when the runner did not record one."""
-    tk = run.get("toolkit")
     if not isinstance(tk, dict):
         return None
     commit = tk.get("git_commit")
@@ -165,65 +168,65 @@ def served_differs(requested: Any, served: Any) -> bool:
     return _DATE_SUFFIX.sub("", s) != _DATE_SUFFIX.sub("", r)
 
 
-def read_run_caveats(cell, run: dict[str, Any], conditions_dir: Path | None = None) -> None:
+def read_run_caveats(cell, rec: R.RunRecord, conditions_dir: Path | None = None) -> None:
     """Fill a scorer Cell's caveat fields from its run record (native run.json or a Harbor Protocol A
-    trial's agent/run.json)."""
-    cell.toolkit = toolkit_label(run)
-    cell.condition = condition_of(run)
-    cell.reasoning_effort, cell.effort_recorded = reasoning_effort_of(run)
-    sha = run.get("condition_sha256")
+    trial's agent/run.json): Protocol A's keys and Protocol B's turn count and audit, whichever it holds."""
+    run, b = rec.protocol_a, rec.protocol_b
+    cell.toolkit = toolkit_label(run.toolkit)
+    cell.condition = condition_of(rec.as_read())
+    cell.reasoning_effort, cell.effort_recorded = reasoning_effort_of(rec)
+    sha = run.condition_sha256
     cell.condition_sha256 = sha if isinstance(sha, str) else None
-    tr = run.get("transport")
+    tr = run.transport
     cell.transport = tr if isinstance(tr, str) else (str(tr.get("kind")) if isinstance(tr, dict) else None)
     grid = declared_grid(run, conditions_dir)
     cell.grid = grid_label(grid) if grid else None
-    degs = [d for d in (run.get("degradations") or []) if isinstance(d, dict)] \
-        if isinstance(run.get("degradations"), list) else []
+    degs = [d for d in run.degradations if isinstance(d, dict)] if isinstance(run.degradations, list) else []
     why = [str(d.get("kind") or "?") for d in degs]
-    sampling = run.get("sampling") if isinstance(run.get("sampling"), dict) else {}
+    sampling = run.sampling if isinstance(run.sampling, dict) else {}
     q_eff, q_decl = _int(sampling.get("jpeg_q")), _int((grid or {}).get("jpeg_q"))
     if q_eff is not None and q_decl is not None and q_eff > q_decl and "jpeg_q" not in why:
         why.append("jpeg_q")
-    cell.frames_used = _int(run.get("frames_used"))
+    cell.frames_used = _int(run.frames_used)
     exp = expected_frames(run, grid)
     if cell.frames_used is not None and exp is not None and cell.frames_used < exp and "max_frames" not in why:
         why.append("frames")
-    if run.get("degraded") is True and not why:
+    if run.degraded is True and not why:
         why.append("degraded")
     cell.degradations = ",".join(dict.fromkeys(why))
     cell.degraded = bool(why)
-    cell.truncated = run.get("protocol_complete") is False
-    fr = run.get("finish_reason")
+    cell.truncated = run.protocol_complete is False
+    fr = run.finish_reason
     cell.finish_reason = fr if isinstance(fr, str) else None
-    cell.n_json_blocks = _int(run.get("n_json_blocks"))
-    cell.recall_ceiling = _num(run.get("t1_recall_ceiling"))
-    cell.turns_used = _int(run.get("turns_used"))
-    served = run.get("served_model")
+    cell.n_json_blocks = _int(run.n_json_blocks)
+    cell.recall_ceiling = _num(run.t1_recall_ceiling)
+    cell.turns_used = _int(b.turns_used)
+    served = run.served_model
     cell.served_model = served if isinstance(served, str) else None
-    params = run.get("request_params") if isinstance(run.get("request_params"), dict) else {}
-    cell.served_other_model = served_differs(params.get("model") or run.get("model"), cell.served_model)
+    params = run.request_params if isinstance(run.request_params, dict) else {}
+    cell.served_other_model = served_differs(params.get("model") or rec.as_read().get("model"), cell.served_model)
     if cell.protocol == "A":
         cell.non_reference = not is_versioned(cell.condition_sha256)
-    audit = run.get("audit")
+    audit = b.audit
     if cell.protocol == "B" or isinstance(audit, dict):
         cell.audit_verdict = str(audit.get("verdict")) if isinstance(audit, dict) and audit.get("verdict") \
             else "none"
 
 
-def read_run_conduct(cell, run: dict[str, Any]) -> None:
+def read_run_conduct(cell, run: R.ProtocolBRecord) -> None:
     """How a run was conducted, from its record (docs/SCORING.md, "Caveats"): the turn cap it declared
     (`max_turns`; 0 = the harness cannot count turns) and whether the recorded `turns_used` exceeds it;
     Protocol B's isolation mode, its extra `--allow-path`s and the preflight's warnings."""
-    cell.agent_not_started = run.get("agent_started") is False
-    cap = _int(run.get("max_turns"))
+    cell.agent_not_started = run.agent_started is False
+    cap = _int(run.max_turns)
     cell.max_turns = cap
     cell.over_turns = bool(cap and cap > 0 and cell.turns_used is not None and cell.turns_used > cap)
-    iso = run.get("isolation")
+    iso = run.isolation
     if isinstance(iso, dict):
         cell.isolation = str(iso["mode"]) if iso.get("mode") is not None else None
         allowed = iso.get("allowed")
         cell.n_allow_paths = len(allowed) if isinstance(allowed, list) else 0
-    pf = run.get("preflight")
+    pf = run.preflight
     if isinstance(pf, dict):
         warnings = pf.get("warnings")
         cell.preflight_warnings = len(warnings) if isinstance(warnings, list) else 0
@@ -304,7 +307,7 @@ def mixing(cells: list, dims: Iterable[str] = MIX_DIMENSIONS) -> list[str]:
         pool = _compared(cells, dim)
         if dim in ("condition_sha256", "grid", "transport"):
             pool = [c for c in pool if c.protocol == "A"]
-        elif dim == "reasoning_effort":  # a record silent about it is unknown, not another effort
+        elif dim == R.REASONING_EFFORT:  # a record silent about it is unknown, not another effort
             pool = [c for c in cells if c.effort_recorded]
         t = tally(pool, dim)
         if dim == "tolerance_s":  # a record that names none was made for the benchmark's

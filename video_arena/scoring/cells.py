@@ -1,13 +1,14 @@
 """One cell of a results folder: its status, caveats and judge record (docs/SCORING.md, "Cell statuses").
 
 What a results folder and a run record are, and the one rule of whether a cell ran (`cell_status`),
-are video_arena/core/results.py (docs/ARCHITECTURE.md).  `score_cell` reads one native cell folder;
-video_arena/scoring/harbor_jobs.py reads a Harbor trial into the same Cell.  The checks every cell
-passes before it is judged (`passes_gates`) and the ground-truth check against the manifests are here
-too.  Answers are read with a bound (the judge's cap + 1 byte).
+are video_arena/core/results.py (docs/ARCHITECTURE.md).  `score_cell` scores one cell from its source,
+by the same steps whatever the source: a native cell folder (`CellFolder`) or a Harbor trial
+(video_arena/scoring/harbor_jobs.py `TrialCell`).  The checks every cell passes before it is judged
+(`passes_gates`) and the ground-truth check against the manifests are here too.  Answers are read with a bound (the judge's cap + 1 byte).
 """
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,13 +22,20 @@ from video_arena.digests import sha256_bytes
 from video_arena.scoring import caveats as CV
 
 BENCHMARK_TOLERANCE_S = 3.0
+#: The metric names, in the judge's order (judge/judge.py REWARD_KEYS): every other module reads them
+#: from here (by these names) rather than spelling them.
 METRICS = load_judge().REWARD_KEYS
+REWARD, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC = METRICS
+#: the tiers scored on T1-matched rows only (None for a cell without a match)
+TIERS = (T2_MACRO_ACC, T3_MACRO_ACC)
+#: each metric's label in the explorer's pages
+LABELS = {REWARD: "reward", T1_F1: "T1 F1", T2_MACRO_ACC: "T2 macro", T3_MACRO_ACC: "T3 macro"}
 #: T2/T3 with a cell that has no T1 match counted as 0.0 (Harbor's reward.json convention): the
 #: labelled second column; the headline T2/T3 are the conditional ones above (docs/SCORING.md).
-ZERO_FILLED = {"t2_zero_filled": "t2_macro_acc", "t3_zero_filled": "t3_macro_acc"}
+ZERO_FILLED = {"t2_zero_filled": T2_MACRO_ACC, "t3_zero_filled": T3_MACRO_ACC}
 ALL_METRICS = METRICS + tuple(ZERO_FILLED)
 #: Metrics that are always defined for a scored cell; T2/T3 are None without a T1 match.
-ALWAYS_DEFINED = ("reward", "t1_f1")
+ALWAYS_DEFINED = (REWARD, T1_F1)
 #: Answer states (video_arena/core/results.py): those of a run that ran and left no answer score 0.0
 NO_ANSWER_STATES = R.NO_ANSWER_STATES
 ANSWER_STATES = R.ANSWER_STATES
@@ -180,7 +188,7 @@ class Cell:
             "protocol": self.protocol, "model": self.model, "stop_reason": self.stop_reason,
             "answer_state": self.answer_state, "zero_rows": self.zero_rows,
             "run_tolerance_s": self.run_tolerance_s, "instruction_current": self.instruction_current,
-            "reasoning_effort": self.reasoning_effort, "condition_sha256": self.condition_sha256,
+            R.REASONING_EFFORT: self.reasoning_effort, "condition_sha256": self.condition_sha256,
             "grid": self.grid, "transport": self.transport, "degraded": self.degraded,
             "degradations": self.degradations, "truncated": self.truncated, "n_json_blocks": self.n_json_blocks,
             "multi_block": self.multi_block, "t1_recall_ceiling": self.recall_ceiling,
@@ -295,39 +303,163 @@ class InstructionDigests:
         return self._cache[key]
 
 
-def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str, Any] | None,
+class CellSource(abc.ABC):
+    """Where one cell is read from: a native cell folder (`CellFolder`) or a Harbor trial
+    (video_arena/scoring/harbor_jobs.py `TrialCell`, read through video_arena/harbor_api/trials.py).
+    `score_cell` asks every source the same questions in the same order; what a source answers is its
+    own (what its record is, whether it ran, where its answer is, what its messages say)."""
+
+    #: the folder of the cell's run record: a Protocol A request is rebuilt from it
+    record_dir: Path
+    #: where the cell's condition files are (a custom condition is found there)
+    conditions_dir: Path | None = None
+    #: the folder of the cell's earlier attempts (None: attempts are not folders of the source)
+    attempts_dir: Path | None = None
+    #: the answer file and how a message names it
+    answer_path: Path
+    answer_label: str = R.ANSWER_FILE
+    #: the answer state of a cell that ran, whose source holds no answer and whose record does not say
+    #: the run left one (None: a source whose records always say)
+    absent_answer_state: str | None = None
+
+    @abc.abstractmethod
+    def new_cell(self, game: str, case_id: str) -> Cell:
+        """The cell, missing until the source says otherwise."""
+
+    @abc.abstractmethod
+    def read(self, cell: Cell) -> bool:
+        """Read what the source says about the cell; False when that is all (the cell is missing or
+        corrupt, its status and reason set)."""
+
+    @abc.abstractmethod
+    def names_other_cell(self, game: str, case_id: str) -> str:
+        """'' when the source's records name this cell (where they name one), else why not."""
+
+    def warning(self, text: str) -> str:
+        """A warning about the cell as the source words it."""
+        return text
+
+    @abc.abstractmethod
+    def run_record(self, cell: Cell) -> R.RunRecord | None:
+        """The toolkit's run record of the cell, when there is one to read its caveats from."""
+
+    def read_own_caveats(self, cell: Cell) -> None:
+        """The caveats the source knows beyond its run record."""
+
+    @abc.abstractmethod
+    def finished(self, cell: Cell) -> bool:
+        """Whether the cell ran to an end that is scored; False: missing, with its reason set."""
+
+    def recorded_tolerance(self) -> float | None:
+        """The matching tolerance the cell says it was made for (None: it names none)."""
+        return None
+
+    def rebuildable(self) -> bool:
+        """Whether a Protocol A request can be rebuilt from `record_dir`."""
+        return True
+
+    def before_judging(self, cell: Cell) -> None:
+        """What the source warns about a cell that passed every gate."""
+
+    @abc.abstractmethod
+    def says_answer_left(self, cell: Cell) -> bool:
+        """Whether the cell's record says the run left an answer (an absent one is then an integrity error)."""
+
+    @abc.abstractmethod
+    def vanished_answer(self, cell: Cell) -> str:
+        """The integrity error of an answer the record says the run left and the source does not hold."""
+
+    def no_answer_reason(self, state: str | None) -> str:
+        """The reason of a cell that ran and left no answer (scored 0.0)."""
+        return f"ran, no answer ({state})"
+
+    @abc.abstractmethod
+    def answer_sha256(self) -> Any:
+        """The SHA-256 the cell's record names for its answer (None: it names none)."""
+
+    def after_judging(self, judge_mod, cell: Cell, tolerance: float) -> None:
+        """What the source adds to a judged cell."""
+
+
+class CellFolder(CellSource):
+    """A native cell folder `<out>/<game>/<case_id>/` (video_arena/core/results.py)."""
+
+    def __init__(self, cell_dir: Path, conditions_dir: Path | None = None):
+        self.record_dir = self.attempts_dir = self.cell_dir = Path(cell_dir)
+        self.conditions_dir = conditions_dir
+        self.answer_path = self.cell_dir / R.ANSWER_FILE
+        self.status: R.CellStatus | None = None
+        self.record: R.RunRecord | None = None
+
+    def new_cell(self, game: str, case_id: str) -> Cell:
+        return Cell(game=game, case_id=case_id, status=STATUS_MISSING)
+
+    def read(self, cell: Cell) -> bool:
+        st = self.status = R.cell_status(self.cell_dir)
+        rec = self.record = st.record
+        if rec is None:  # no folder, no run.json, or one that is not a record
+            cell.reason = st.reason
+            if st.state == R.UNREADABLE:
+                cell.warnings.append(cell.reason)
+            cell.no_run_record = True
+            if st.state in (R.NO_RECORD, R.UNREADABLE) and has_answer_file(self.cell_dir):
+                mark_corrupt(cell, f"INTEGRITY: answer.json without a readable run.json ({st.reason}): the run "
+                                   f"record was removed or damaged, or the run died between writing them; not "
+                                   f"scored, never missing (a resume of run-a/run-b re-runs the cell)")
+            return False
+        cell.protocol, cell.model, cell.stop_reason = rec.protocol, rec.model, rec.stop_reason
+        cell.answer_state, cell.instruction_sha256 = rec.answer_state, rec.instruction_sha256
+        return True
+
+    def names_other_cell(self, game: str, case_id: str) -> str:
+        return self.record.names_other_cell(game, case_id)
+
+    def run_record(self, cell: Cell) -> R.RunRecord | None:
+        return self.record
+
+    def finished(self, cell: Cell) -> bool:
+        if self.status.finished:
+            return True
+        cell.reason = self.status.reason  # harness_error: never ran
+        if cell.agent_not_started:
+            cell.reason = f"{self.status.reason}: {str(self.record.protocol_b.error or '')[:300]}"
+        return False
+
+    def recorded_tolerance(self) -> float | None:
+        return recorded_tolerance(self.record.as_read())
+
+    def says_answer_left(self, cell: Cell) -> bool:
+        return True  # a finished run whose answer state is not a no-answer one left an answer
+
+    def vanished_answer(self, cell: Cell) -> str:
+        return (f"INTEGRITY: answer.json is missing, its run record says the run left one (answer_state "
+                f"{cell.answer_state or 'not recorded'}, stop_reason {cell.stop_reason}): the answer was "
+                f"removed after the run; not scored")
+
+    def answer_sha256(self) -> Any:
+        return self.record.answer_sha256
+
+
+def score_cell(judge_mod, source: CellSource, game: str, case_id: str, gt: dict[str, Any] | None,
                gt_error: str, tolerance: float, digests: InstructionDigests | None = None,
-               verifier: Callable[[Path], tuple[bool, str]] | None = None, exclude_flagged: bool = False,
-               conditions_dir: Path | None = None) -> Cell:
-    """One cell's status and judge record; never raises on anything the cell folder holds."""
-    cell = Cell(game=game, case_id=case_id, status=STATUS_MISSING)
-    st = R.cell_status(cell_dir)
-    rec = st.record
-    if rec is None:  # no folder, no run.json, or one that is not a record
-        cell.reason = st.reason
-        if st.state == R.UNREADABLE:
-            cell.warnings.append(cell.reason)
-        cell.no_run_record = True
-        if st.state in (R.NO_RECORD, R.UNREADABLE) and has_answer_file(cell_dir):
-            mark_corrupt(cell, f"INTEGRITY: answer.json without a readable run.json ({st.reason}): the run record "
-                               f"was removed or damaged, or the run died between writing them; not scored, never "
-                               f"missing (a resume of run-a/run-b re-runs the cell)")
+               verifier: Callable[[Path], tuple[bool, str]] | None = None, exclude_flagged: bool = False) -> Cell:
+    """One cell's status and judge record, from a native cell folder or a Harbor trial (`CellSource`):
+    the same steps in the same order for both; never raises on anything the source holds."""
+    cell = source.new_cell(game, case_id)
+    if not source.read(cell):
         return cell
-    run = rec.as_read()
-    cell.protocol, cell.model, cell.stop_reason = rec.protocol, rec.model, rec.stop_reason
-    cell.answer_state, cell.instruction_sha256 = rec.answer_state, rec.instruction_sha256
-    other = rec.names_other_cell(game, case_id)
+    other = source.names_other_cell(game, case_id)
     if other:
         cell.reason = other
-        cell.warnings.append(cell.reason)
+        cell.warnings.append(source.warning(cell.reason))
         return cell
-    CV.read_run_caveats(cell, run, conditions_dir)
-    CV.read_run_conduct(cell, run)
-    read_attempts(cell, rec, cell_dir)
-    if not st.finished:  # harness_error: never ran
-        cell.reason = st.reason
-        if cell.agent_not_started:
-            cell.reason = f"{st.reason}: {str(run.get('error') or '')[:300]}"
+    rec = source.run_record(cell)
+    if rec is not None:
+        CV.read_run_caveats(cell, rec, source.conditions_dir)
+        CV.read_run_conduct(cell, rec.protocol_b)
+        read_attempts(cell, rec, source.attempts_dir)
+    source.read_own_caveats(cell)
+    if not source.finished(cell):
         return cell
     if cell.answer_state is not None and cell.answer_state not in ANSWER_STATES:
         cell.warnings.append(f"unknown answer_state {cell.answer_state!r}")
@@ -337,7 +469,7 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
             cell.instruction_current = current == cell.instruction_sha256
             if not cell.instruction_current:
                 cell.warnings.append("instruction_sha256 differs from the tasks tree's instruction")
-    tol = recorded_tolerance(run)
+    tol = source.recorded_tolerance()
     cell.run_tolerance_s = tol
     if tol is not None and not (math.isfinite(tol) and abs(tol - tolerance) < 1e-9):
         cell.status = STATUS_DIAGNOSTIC
@@ -345,8 +477,8 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
                        f"never mixed into a benchmark mean")
         return cell
     # an overflowed request has no reply to rebuild: its cell is checked for tolerance and ground truth only
-    check = verifier if cell.protocol == "A" and not cell.context_overflow else None
-    if not passes_gates(cell, check, cell_dir, gt, gt_error):
+    check = verifier if cell.protocol == "A" and not cell.context_overflow and source.rebuildable() else None
+    if not passes_gates(cell, check, source.record_dir, gt, gt_error):
         return cell
     if exclude_flagged and cell.audit_flagged:
         exclude_as_flagged(cell)
@@ -354,41 +486,42 @@ def score_cell(judge_mod, game: str, case_id: str, cell_dir: Path, gt: dict[str,
     if cell.context_overflow:
         score_overflow(judge_mod, cell, gt, tolerance)
         return cell
-    answer_path = cell_dir / R.ANSWER_FILE
+    source.before_judging(cell)
+    if cell.answer_state not in NO_ANSWER_STATES and not is_present(source.answer_path):
+        if source.says_answer_left(cell):
+            # The run finished and says it left an answer: a vanished answer is not a missing cell (that
+            # would shrink the denominator), it is an integrity error naming the cell.
+            cell.answer_check = "absent"
+            mark_corrupt(cell, source.vanished_answer(cell))
+            return cell
+        cell.answer_state = source.absent_answer_state
     if cell.answer_state in NO_ANSWER_STATES:
         # Ran, left no answer: 0.0 in the mean.  The state decides (seed 000): a never_wrote file
         # is the seed by definition, whatever bytes a later tool may have put there.
         cell.status = STATUS_SCORED
         cell.zero_rows = True
         cell.answer_check = "n/a"
-        cell.reason = f"ran, no answer ({cell.answer_state})"
+        cell.reason = source.no_answer_reason(cell.answer_state)
         cell.record = judge_mod.judge(gt, None, tolerance=tolerance)
-        return cell
-    if not has_answer_file(cell_dir):
-        # The run finished and says it left an answer: a vanished answer is not a missing cell (that would
-        # shrink the denominator), it is an integrity error naming the cell.
-        cell.answer_check = "absent"
-        mark_corrupt(cell, f"INTEGRITY: answer.json is missing, its run record says the run left one (answer_state "
-                           f"{cell.answer_state or 'not recorded'}, stop_reason {cell.stop_reason}): the answer was "
-                           f"removed after the run; not scored")
-        return cell
-    data = read_answer(cell, answer_path, rec.answer_sha256)
-    if cell.status == STATUS_CORRUPT:
-        cell.warnings.append(cell.reason)
-        return cell
-    judge_answer(judge_mod, cell, gt, data, tolerance)
+    else:
+        data = read_answer(cell, source.answer_path, source.answer_sha256(), source.answer_label)
+        if cell.status == STATUS_CORRUPT:
+            cell.warnings.append(cell.reason)
+            return cell
+        judge_answer(judge_mod, cell, gt, data, tolerance)
+    source.after_judging(judge_mod, cell, tolerance)
     return cell
 
 
 def read_attempts(cell: Cell, rec: R.RunRecord, cell_dir: Path | None) -> None:
     """The cell's attempt number and re-draws (earlier attempts that ran), from its run record; an
     earlier attempt the record names but the cell folder no longer holds is warned about."""
-    att = rec.extras.get("attempt")
+    att = rec.protocol_extras.attempt
     cell.run_attempt = att if isinstance(att, int) and not isinstance(att, bool) else None
     cell.n_redraws = len(R.redraws_of(rec))
     if cell_dir is None:
         return
-    prev = rec.extras.get("previous_attempts")
+    prev = rec.protocol_extras.previous_attempts
     gone = [str(p.get("attempt")) for p in prev if isinstance(p, dict)
             and not (cell_dir / R.ATTEMPTS_DIR / str(p.get("attempt"))).is_dir()] if isinstance(prev, list) else []
     if gone:
@@ -396,9 +529,13 @@ def read_attempts(cell: Cell, rec: R.RunRecord, cell_dir: Path | None) -> None:
                              f"but not in the cell folder")
 
 
+def is_present(path: Path) -> bool:
+    """A file (or a symlink, which the bounded read refuses) is at `path`."""
+    return path.is_file() or path.is_symlink()
+
+
 def has_answer_file(cell_dir: Path) -> bool:
-    p = cell_dir / R.ANSWER_FILE
-    return p.is_file() or p.is_symlink()
+    return is_present(cell_dir / R.ANSWER_FILE)
 
 
 def mark_corrupt(cell: Cell, why: str) -> None:

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring import harbor_jobs as HJ
 from video_arena.scoring import cells as SC
 from video_arena.scoring import output as SO
@@ -78,29 +79,29 @@ def format_system(s: SS.SystemScore) -> str:
     multi = any(gs.multi_attempt for gs in s.games.values())
     trials_hdr = f" {'trials':>7}" if multi else ""
     hdr = (f"  {'game':<11} {'scored':>7}{trials_hdr} {'0-row':>5} {'miss':>4} {'ovfl':>4} {'excl':>4} {'fmt':>3}  "
-           f"{'reward':>6} {'95% CI':<16}  {'t1_f1':>6}  {'t2_macro (n)':>13}  {'t3_macro (n)':>13}  {'t2|t3 zf':>11}")
+           f"{SC.REWARD:>6} {'95% CI':<16}  {SC.T1_F1:>6}  {'t2_macro (n)':>13}  {'t3_macro (n)':>13}  {'t2|t3 zf':>11}")
     lines.append(hdr)
     lines.append("  " + "-" * (len(hdr) - 2))
     for g, gs in s.games.items():
         c = gs.counts
         excl = c["excluded"]
         zf = f"{_f(gs.means['t2_zero_filled'])}|{_f(gs.means['t3_zero_filled'])}"
-        t2 = f"{_f(gs.means['t2_macro_acc'])} ({gs.n['t2_macro_acc']})"
-        t3 = f"{_f(gs.means['t3_macro_acc'])} ({gs.n['t3_macro_acc']})"
+        t2 = f"{_f(gs.means[SC.T2_MACRO_ACC])} ({gs.n[SC.T2_MACRO_ACC]})"
+        t3 = f"{_f(gs.means[SC.T3_MACRO_ACC])} ({gs.n[SC.T3_MACRO_ACC]})"
         trials = f" {f'{gs.n_scored}/{len(gs.cells)}':>7}" if multi else ""
         ovfl = c["context_overflow"]
         lines.append(f"  {g:<11} {f'{gs.n_scored_cases}/{gs.n_cases}':>7}{trials} {c['zero_rows']:>5} {c[SC.STATUS_MISSING]:>4} "
-                     f"{ovfl:>4} {excl:>4} {c['format_error']:>3}  {_f(gs.means['reward']):>6} {_ci(gs.ci['reward']):<16}  "
-                     f"{_f(gs.means['t1_f1']):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
+                     f"{ovfl:>4} {excl:>4} {c['format_error']:>3}  {_f(gs.means[SC.REWARD]):>6} {_ci(gs.ci[SC.REWARD]):<16}  "
+                     f"{_f(gs.means[SC.T1_F1]):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
     o = s.overall()
     lines.append("  " + "-" * (len(hdr) - 2))
     n_g = len(o["games"])
-    t2 = f"{_f(o['means']['t2_macro_acc'])} ({o['n_games']['t2_macro_acc']}g)"
-    t3 = f"{_f(o['means']['t3_macro_acc'])} ({o['n_games']['t3_macro_acc']}g)"
+    t2 = f"{_f(o['means'][SC.T2_MACRO_ACC])} ({o['n_games'][SC.T2_MACRO_ACC]}g)"
+    t3 = f"{_f(o['means'][SC.T3_MACRO_ACC])} ({o['n_games'][SC.T3_MACRO_ACC]}g)"
     label = f"overall ({n_g} game{'s' if n_g != 1 else ''}: mean of game means)"
     zf = f"{_f(o['means']['t2_zero_filled'])}|{_f(o['means']['t3_zero_filled'])}"
-    lines.append(f"  {label:<{49 + len(trials_hdr)}} {_f(o['means']['reward']):>6} {_ci(o['ci95']['reward']):<16}  "
-                 f"{_f(o['means']['t1_f1']):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
+    lines.append(f"  {label:<{49 + len(trials_hdr)}} {_f(o['means'][SC.REWARD]):>6} {_ci(o['ci95'][SC.REWARD]):<16}  "
+                 f"{_f(o['means'][SC.T1_F1]):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
     lines += format_caveats(s)
     dropped = s.dropped_games()
     if dropped:
@@ -156,7 +157,7 @@ def format_caveats(s: SS.SystemScore) -> list[str]:
                    f"{cv['redrawn']:>7} {cv['over_turns']:>9} {cv['no_isolation']:>6} {cv['allow_paths']:>5} "
                    f"{cv['preflight_warned']:>9} {cv['content_filtered']:>8} {cv['served_other_model']:>6} "
                    f"{cv['non_reference']:>7} "
-                   f"{_f(cv['t1_recall_ceiling_mean']):>11}  {_tally_str(cv['reasoning_effort'])}")
+                   f"{_f(cv['t1_recall_ceiling_mean']):>11}  {_tally_str(cv[REASONING_EFFORT])}")
     out.append("  caveats count scored cells: degraded = run.json degraded/degradations, jpeg_q raised or fewer "
                "stills than the grid; truncated = protocol_complete false; multi-block = n_json_blocks > 1; "
                "audit = egress audit not clean (flagged/unaudited); redrawn = the cell was run again after an "
@@ -190,26 +191,26 @@ def format_compare(cmp: dict[str, Any]) -> str:
     lines += [hdr, "  " + "-" * (len(hdr) - 2)]
     for g in shared:
         e = cmp["games"][g]
-        r = e["reward"]
+        r = e[SC.REWARD]
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}x"
         diff = "-" if r["diff"] is None else f"{r['diff']:+.3f}"
         paired = f"{e['n_paired']}/{e['n_cases'][0]}"
         lines.append(f"  {g:<11} {paired:>7} {e['n_a_only']:>6} {e['n_b_only']:>6}  {_f(r['a']):>8} {_f(r['b']):>8}  "
                      f"{diff:>7} {_ci(r['diff_ci95']):<18} {ratio:>6}")
     lines.append("  " + "-" * (len(hdr) - 2))
-    o = cmp["overall_shared"]["reward"]
+    o = cmp["overall_shared"][SC.REWARD]
     ratio = "-" if o["ratio"] is None else f"{o['ratio']:.2f}x"
     diff = "-" if o["diff"] is None else f"{o['diff']:+.3f}"
     label = f"overall, paired ({len(shared)} game{'s' if len(shared) != 1 else ''})"
     lines.append(f"  {label:<33}  {_f(o['a']):>8} {_f(o['b']):>8}  {diff:>7} {_ci(o['diff_ci95']):<18} {ratio:>6}")
-    for m in ("t1_f1", "t2_macro_acc", "t3_macro_acc"):
+    for m in (SC.T1_F1, *SC.TIERS):
         x = cmp["overall_shared"][m]
         lines.append(f"  {'  ' + m:<33}  {_f(x['a']):>8} {_f(x['b']):>8}  "
                      f"{'-' if x['diff'] is None else format(x['diff'], '+.3f'):>7}")
     own = cmp["own_overall_not_comparable"]
     if own["a"]["games"] != shared or own["b"]["games"] != shared:
-        lines.append(f"  not comparable (each over its own games): A {_f(own['a']['reward'])} "
-                     f"({len(own['a']['games'])} games), B {_f(own['b']['reward'])} ({len(own['b']['games'])} games)")
+        lines.append(f"  not comparable (each over its own games): A {_f(own['a'][SC.REWARD])} "
+                     f"({len(own['a']['games'])} games), B {_f(own['b'][SC.REWARD])} ({len(own['b']['games'])} games)")
     return "\n".join(lines)
 
 
@@ -222,10 +223,9 @@ def write_csv(path: Path, rows: list[dict[str, Any]], fields: list[str]) -> None
             w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
 
 
-CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "model", "reasoning_effort",
+CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "model", REASONING_EFFORT,
                "stop_reason", "answer_state", "answer_check", "zero_rows", "n_pred", "n_gt", "n_matched",
-               "n_matched_strict", "reward", "t1_f1", "t2_macro_acc", "t3_macro_acc", "t2_zero_filled",
-               "t3_zero_filled", "format_error", "degraded", "degradations", "truncated", "n_json_blocks",
+               "n_matched_strict", *SC.ALL_METRICS, "format_error", "degraded", "degradations", "truncated", "n_json_blocks",
                "multi_block", "context_overflow", "finish_reason", "content_filtered", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",
                "condition_sha256", "grid", "transport", "run_tolerance_s", "instruction_current", "toolkit",
                "run_attempt", "n_redraws", "max_turns", "over_turns", "isolation", "n_allow_paths", "preflight",

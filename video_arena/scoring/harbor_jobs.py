@@ -3,8 +3,9 @@ Harbor job": which trials are missing, which are scored on what the agent left, 
 attempts).
 
 A trial folder is read by video_arena/harbor_api/trials.py (`read_trial`, one `Trial` type); each trial
-becomes one `scorer.Cell` (a `HarborCell`), and the cells go through the scorer's own aggregation
-(`scorer.aggregate_game`), so means, n, intervals, dropped games and `--compare` are the native ones.
+is one cell (a `HarborCell`), scored by `cells.score_cell` with the trial as its source (`TrialCell`),
+the steps of a native cell, and the cells go through the scorer's own aggregation
+(`statistics.aggregate_game`), so means, n, intervals, dropped games and `--compare` are the native ones.
 """
 from __future__ import annotations
 
@@ -94,7 +95,7 @@ class HarborCell(SC.Cell):
     def to_row(self) -> dict[str, Any]:
         row = super().to_row()
         row.update(trial=self.trial, attempt=self.attempt, exception_type=self.exception_type,
-                   harbor_reward=(self.harbor_rewards or {}).get("reward"),
+                   harbor_reward=(self.harbor_rewards or {}).get(SC.REWARD),
                    reward_mismatch=self.reward_mismatch, audit_source=self.audit_source)
         return row
 
@@ -110,8 +111,8 @@ def reward_mismatch(harbor: dict[str, Any], rejudged: dict[str, float]) -> str:
     """'' when Harbor's rewards equal the re-judged ones within REWARD_ATOL on every key Harbor has
     (`reward` must be there), else a description of the differences."""
     diffs = []
-    if "reward" not in harbor:
-        diffs.append("no 'reward' key in Harbor's rewards")
+    if SC.REWARD not in harbor:
+        diffs.append(f"no '{SC.REWARD}' key in Harbor's rewards")
     for k in REWARD_KEYS:
         if k not in harbor:
             continue
@@ -123,123 +124,129 @@ def reward_mismatch(harbor: dict[str, Any], rejudged: dict[str, float]) -> str:
     return "; ".join(diffs)
 
 
-def trial_caveats(cell: HarborCell, trial: Trial) -> R.RunRecord | None:
-    """A trial's caveats: a Protocol A trial's agent/ folder is a native cell (its run.json is read as
-    one); any other agent's trajectory gets Protocol B's egress audit and its turns counted.  Returns
-    the agent's run record when there is one."""
-    agent = trial.agent_dir
-    rec, err = trial.agent_run(cell.protocol)   # any other agent's transcript is audited instead
-    if err:
-        cell.warnings.append(f"trial {trial.dir.name}: agent/{err}")
-    harbor_cond = CF.harbor_condition(trial.trial_config())
-    if rec is not None:
-        CV.read_run_caveats(cell, rec.as_read(), agent / CONDITIONS_SUBDIR)
-        CV.read_run_conduct(cell, rec.as_read())
-        SC.read_attempts(cell, rec, None)
-        cell.condition = {**harbor_cond, **cell.condition}
+class TrialCell(SC.CellSource):
+    """A Harbor trial as the source of one cell (`cells.score_cell`): its result.json says whether it ran
+    and what Harbor's verifier gave, the collected artifact is the answer, and a Protocol A trial's agent/
+    folder is a native cell (its run.json is read as one); any other agent's trajectory gets Protocol B's
+    egress audit and its turns counted."""
+
+    absent_answer_state = "no_artifact"
+
+    def __init__(self, trial: Trial):
+        self.trial = trial
+        self.record_dir = trial.agent_dir
+        self.conditions_dir = trial.agent_dir / CONDITIONS_SUBDIR
+        self.answer_path = trial.answer_path
+        self.answer_label = f"trial {trial.dir.name}: answer artifact"
+        self.agent_record: R.RunRecord | None = None
+
+    def new_cell(self, game: str, case_id: str) -> HarborCell:
+        return HarborCell(game=game, case_id=case_id, status=SC.STATUS_MISSING, trial=self.trial.dir.name,
+                          protocol=self.trial.protocol, model=self.trial.model)
+
+    def warning(self, text: str) -> str:
+        return f"trial {self.trial.dir.name}: {text}"
+
+    def read(self, cell: HarborCell) -> bool:
+        trial = self.trial
+        if trial.result is None:
+            cell.reason = trial.error
+            if "unreadable" in trial.error:
+                cell.warnings.append(self.warning(trial.error))
+            return False
+        if cell.protocol is None and any(t in CV.CONTEXT_OVERFLOW for t, _ in trial.exceptions):
+            cell.protocol = "A"  # only the Protocol A agent raises it (its verifier, which names the protocol, never ran)
+        cell.started_at = str(trial.result.get("started_at") or "") or None
+        return True
+
+    def names_other_cell(self, game: str, case_id: str) -> str:
+        jc = self.trial.judge_case or {}
+        for key, expected in (("game", game), ("case_id", case_id)):
+            if jc.get(key) is not None and jc[key] != expected:
+                return f"verifier/judge.json names {key} {jc[key]!r}, the trial's task is {expected!r}"
+        return ""
+
+    def run_record(self, cell: HarborCell) -> R.RunRecord | None:
+        rec, err = self.trial.agent_run(cell.protocol)   # any other agent's transcript is audited instead
+        if err:
+            cell.warnings.append(self.warning(f"agent/{err}"))
+        self.agent_record = rec
         return rec
-    cell.condition = harbor_cond
-    kwargs = trial.agent_kwargs()
-    if "reasoning_effort" in kwargs:
-        cell.effort_recorded = True
-        if kwargs["reasoning_effort"] not in (None, ""):
-            cell.reasoning_effort = str(kwargs["reasoning_effort"])
-    if cell.protocol != "A":
-        a = CV.audit_harbor_agent(agent)
-        cell.audit_verdict, cell.turns_used, cell.audit_source = a["verdict"], a["turns_used"], a["source"]
-        CV.read_run_conduct(cell, {"max_turns": kwargs.get("max_turns")})  # the agent's own cap (--ak)
-        if not cell.effort_recorded and a["efforts"]:
-            cell.reasoning_effort, cell.effort_recorded = ",".join(sorted(a["efforts"])), True
-    return None
 
+    def read_own_caveats(self, cell: HarborCell) -> None:
+        trial = self.trial
+        cell.condition = {**CF.harbor_condition(trial.trial_config()), **cell.condition}
+        if self.agent_record is not None:
+            return
+        cell.reasoning_effort, cell.effort_recorded = trial.agent_reasoning_effort()
+        if cell.protocol != "A":
+            a = CV.audit_harbor_agent(trial.agent_dir)
+            cell.audit_verdict, cell.turns_used, cell.audit_source = a["verdict"], a["turns_used"], a["source"]
+            # the agent's own cap (--ak)
+            CV.read_run_conduct(cell, R.ProtocolBRecord(max_turns=trial.agent_kwargs().get("max_turns")))
+            if not cell.effort_recorded and a["efforts"]:
+                cell.reasoning_effort, cell.effort_recorded = ",".join(sorted(a["efforts"])), True
 
-def score_trial(J, trial: Trial, game: str, case_id: str, gt: dict | None, gt_error: str,
-                tolerance: float, verifier=None, exclude_flagged: bool = False) -> HarborCell:
-    cell = HarborCell(game=game, case_id=case_id, status=SC.STATUS_MISSING, trial=trial.dir.name,
-                      protocol=trial.protocol, model=trial.model)
-    if trial.result is None:
-        cell.reason = trial.error
-        if "unreadable" in trial.error:
-            cell.warnings.append(f"trial {trial.dir.name}: {trial.error}")
-        return cell
-    if cell.protocol is None and any(t in CV.CONTEXT_OVERFLOW for t, _ in trial.exceptions):
-        cell.protocol = "A"  # only the Protocol A agent raises it (its verifier, which names the protocol, never ran)
-    r = trial.result
-    cell.started_at = str(r.get("started_at") or "") or None
-    jc = trial.judge_case or {}
-    for key, expected in (("game", game), ("case_id", case_id)):
-        if jc.get(key) is not None and jc[key] != expected:
-            cell.reason = f"verifier/judge.json names {key} {jc[key]!r}, the trial's task is {expected!r}"
-            cell.warnings.append(f"trial {trial.dir.name}: {cell.reason}")
-            return cell
-    agent_run = trial_caveats(cell, trial)
-    rewards = trial.rewards or None
-    cell.harbor_rewards = dict(rewards) if rewards else None
-    if trial.exceptions:
-        cell.exception_type, cell.exception_message = trial.exceptions[0]
-        cell.stop_reason = cell.exception_type
-    else:
-        cell.stop_reason = "completed"
-    overflow = [(t, m) for t, m in trial.exceptions if t in CV.CONTEXT_OVERFLOW]
-    harness = [(t, m) for t, m in trial.exceptions if t not in AGENT_STOP_EXCEPTIONS and t not in CV.CONTEXT_OVERFLOW]
-    if overflow and not harness:
-        # the Protocol A agent's request was over the model's context: the system's own limit, 0.0 on
-        # every metric (the one rule: cells.score_overflow), whatever the verifier did or did not grade
-        cell.stop_reason = overflow[0][0]
-        if SC.passes_gates(cell, None, trial.agent_dir, gt, gt_error):
-            SC.score_overflow(J, cell, gt, tolerance)
-        return cell
-    if harness:
-        t, m = harness[0]
-        cell.exception_type, cell.exception_message = t, m
-        first = m.strip().splitlines()[0] if m.strip() else ""
-        cell.reason = f"{t}{': ' + first[:120] if first else ''}"
-        return cell
-    if rewards is None:
-        cell.reason = "no verifier result (no rewards recorded)"
-        return cell
-    if r.get("reward_valid") is False:
-        cell.reason = "reward_valid is false"
-        return cell
-    check = verifier if cell.protocol == "A" and trial.agent_dir.is_dir() else None
-    if not SC.passes_gates(cell, check, trial.agent_dir, gt, gt_error):
-        return cell
-    if exclude_flagged and cell.audit_flagged:
-        SC.exclude_as_flagged(cell)
-        return cell
-    if trial.judge_error:
-        cell.warnings.append(f"trial {trial.dir.name}: the verifier reported an error ({trial.judge_error}); "
-                             f"re-judged here")
-    answer = trial.answer_path
-    absent = not (answer.is_file() or answer.is_symlink())
-    if absent and agent_run is not None and agent_run.ran and agent_run.answer_state not in SC.NO_ANSWER_STATES:
-        # The Protocol A agent's own record says it left an answer: a vanished artifact is an integrity
+    def finished(self, cell: HarborCell) -> bool:
+        trial = self.trial
+        rewards = trial.rewards or None
+        cell.harbor_rewards = dict(rewards) if rewards else None
+        if trial.exceptions:
+            cell.exception_type, cell.exception_message = trial.exceptions[0]
+            cell.stop_reason = cell.exception_type
+        else:
+            cell.stop_reason = "completed"
+        overflow = [(t, m) for t, m in trial.exceptions if t in CV.CONTEXT_OVERFLOW]
+        harness = [(t, m) for t, m in trial.exceptions
+                   if t not in AGENT_STOP_EXCEPTIONS and t not in CV.CONTEXT_OVERFLOW]
+        if overflow and not harness:
+            # the Protocol A agent's request was over the model's context: the system's own limit, 0.0 on
+            # every metric (the one rule: cells.score_overflow), whatever the verifier did or did not grade
+            cell.stop_reason = overflow[0][0]
+            return True
+        if harness:
+            t, m = harness[0]
+            cell.exception_type, cell.exception_message = t, m
+            first = m.strip().splitlines()[0] if m.strip() else ""
+            cell.reason = f"{t}{': ' + first[:120] if first else ''}"
+            return False
+        if rewards is None:
+            cell.reason = "no verifier result (no rewards recorded)"
+            return False
+        if trial.result.get("reward_valid") is False:
+            cell.reason = "reward_valid is false"
+            return False
+        return True
+
+    def rebuildable(self) -> bool:
+        return self.trial.agent_dir.is_dir()
+
+    def before_judging(self, cell: HarborCell) -> None:
+        if self.trial.judge_error:
+            cell.warnings.append(self.warning(f"the verifier reported an error ({self.trial.judge_error}); "
+                                              f"re-judged here"))
+
+    def says_answer_left(self, cell: HarborCell) -> bool:
+        # the Protocol A agent's own record says it left an answer: a vanished artifact is an integrity
         # error naming the trial, as in a native cell, not a 0.0
-        cell.status = SC.STATUS_CORRUPT
-        cell.answer_check = "absent"
-        cell.reason = (f"INTEGRITY: trial {trial.dir.name}: the answer artifact is missing, the agent's run.json "
-                       f"says it left one (answer_state {agent_run.answer_state}); not scored")
-        cell.warnings.append(cell.reason)
-        return cell
-    if absent:
-        cell.status = SC.STATUS_SCORED
-        cell.answer_state = "no_artifact"
-        cell.answer_check = "n/a"
-        cell.zero_rows = True
-        cell.reason = "no answer artifact (never written or not collected): 0.0"
-        cell.record = J.judge(gt, None, tolerance=tolerance)
-    else:
-        data = SC.read_answer(cell, answer, agent_run.answer_sha256 if agent_run is not None else None,
-                             label=f"trial {trial.dir.name}: answer artifact")
-        if cell.status == SC.STATUS_CORRUPT:
-            cell.warnings.append(cell.reason)
-            return cell
-        SC.judge_answer(J, cell, gt, data, tolerance)
-    if cell.exception_type:
-        cell.reason = f"{cell.exception_type}: scored on what the agent left"
-    if abs(tolerance - SC.BENCHMARK_TOLERANCE_S) < 1e-9:  # Harbor's verifier judges at the benchmark's
-        cell.reward_mismatch = reward_mismatch(rewards, J.reward_of(cell.record))
-    return cell
+        rec = self.agent_record
+        return rec is not None and rec.ran and rec.answer_state not in SC.NO_ANSWER_STATES
+
+    def vanished_answer(self, cell: HarborCell) -> str:
+        return (f"INTEGRITY: trial {self.trial.dir.name}: the answer artifact is missing, the agent's run.json "
+                f"says it left one (answer_state {self.agent_record.answer_state}); not scored")
+
+    def no_answer_reason(self, state: str | None) -> str:
+        return "no answer artifact (never written or not collected): 0.0"
+
+    def answer_sha256(self) -> Any:
+        return self.agent_record.answer_sha256 if self.agent_record is not None else None
+
+    def after_judging(self, judge_mod, cell: HarborCell, tolerance: float) -> None:
+        if cell.exception_type:
+            cell.reason = f"{cell.exception_type}: scored on what the agent left"
+        if abs(tolerance - SC.BENCHMARK_TOLERANCE_S) < 1e-9:  # Harbor's verifier judges at the benchmark's
+            cell.reward_mismatch = reward_mismatch(cell.harbor_rewards, judge_mod.reward_of(cell.record))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -338,7 +345,8 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
                 if len(trials) > k:
                     warnings.append(f"{game}/{case_id}: {len(trials)} trials for {k} attempt(s) per task; all scored")
                 for i, t in enumerate(trials, 1):
-                    c = score_trial(J, t, game, case_id, gt, gt_error, float(tolerance), verifier, exclude_flagged)
+                    c = SC.score_cell(J, TrialCell(t), game, case_id, gt, gt_error, float(tolerance), None, verifier,
+                                      exclude_flagged)
                     if corrupt and c.reason.startswith("ground truth unusable"):
                         SC.mark_gt_corrupt(c, gt_error)
                     c.attempt = i

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring.cells import (ALL_METRICS, CAVEATS, SCORE_FORMAT, STATUS_CORRUPT, STATUS_DIAGNOSTIC,
                                        STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUS_UNVERIFIED, STATUSES)
+from video_arena.scoring.cells import REWARD, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC
 from video_arena.scoring.statistics import SystemScore, public_overall
 
 
@@ -19,7 +21,7 @@ def to_json(systems: list[SystemScore], comparison: dict[str, Any] | None = None
         "diagnostic": s0.diagnostic,
         "judge_version": s0.judge_version,
         "bootstrap": {"n": s0.n_boot, "seed": s0.seed, "level": 0.95, "method": "percentile"},
-        "t2_t3_rule": ("headline t2_macro_acc/t3_macro_acc: mean over scored cells where the tier is computable "
+        "t2_t3_rule": (f"headline {T2_MACRO_ACC}/{T3_MACRO_ACC}: mean over scored cells where the tier is computable "
                        "(>= 1 T1 match), own n; t2_zero_filled/t3_zero_filled: every scored cell, no match = 0.0 "
                        "(Harbor's reward.json)"),
         "systems": [],
@@ -36,11 +38,11 @@ def to_json(systems: list[SystemScore], comparison: dict[str, Any] | None = None
 
 CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cells", "missing", "diagnostic",
               "unverified", "flagged_excluded", "corrupt", "context_overflow", "zero_rows",
-              "format_errors", "reward", "reward_ci_lo", "reward_ci_hi", "t1_f1", "t1_f1_ci_lo", "t1_f1_ci_hi",
-              "t2_macro_acc", "n_t2", "t3_macro_acc", "n_t3", "t2_zero_filled", "t3_zero_filled",
+              "format_errors", REWARD, f"{REWARD}_ci_lo", f"{REWARD}_ci_hi", T1_F1, f"{T1_F1}_ci_lo", f"{T1_F1}_ci_hi",
+              T2_MACRO_ACC, "n_t2", T3_MACRO_ACC, "n_t3", "t2_zero_filled", "t3_zero_filled",
               "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
               "allow_paths", "preflight_warned", "content_filtered", "served_other_model", "non_reference",
-              "t1_recall_ceiling_mean", "reasoning_effort",
+              "t1_recall_ceiling_mean", REASONING_EFFORT,
               "in_overall", "table_diagnostic", "mixed"]
 
 
@@ -59,16 +61,16 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                  "unverified": gs.counts[STATUS_UNVERIFIED], "zero_rows": gs.counts["zero_rows"],
                  "flagged_excluded": gs.counts[STATUS_FLAGGED], "corrupt": gs.counts[STATUS_CORRUPT],
                  "format_errors": gs.counts["format_error"], "in_overall": g in overall["games"],
-                 "t1_recall_ceiling_mean": gs.recall_ceiling(), "reasoning_effort": _efforts_str(gs.efforts()),
+                 "t1_recall_ceiling_mean": gs.recall_ceiling(), REASONING_EFFORT: _efforts_str(gs.efforts()),
                  "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)}
             for cv in CAVEATS:
                 r[cv] = gs.counts[cv]
             for m in ALL_METRICS:
                 r[m] = gs.means[m]
-            for m in ("reward", "t1_f1"):
+            for m in (REWARD, T1_F1):
                 ci = gs.ci[m]
                 r[f"{m}_ci_lo"], r[f"{m}_ci_hi"] = (ci if ci else (None, None))
-            r["n_t2"], r["n_t3"] = gs.n["t2_macro_acc"], gs.n["t3_macro_acc"]
+            r["n_t2"], r["n_t3"] = gs.n[T2_MACRO_ACC], gs.n[T3_MACRO_ACC]
             rows.append(r)
         r = {k: None for k in CSV_FIELDS}
         cv_all = s.caveats()
@@ -80,13 +82,13 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                   "flagged_excluded": tot[STATUS_FLAGGED], "corrupt": tot[STATUS_CORRUPT],
                   "zero_rows": tot["zero_rows"], "format_errors": tot["format_error"], "in_overall": True,
                   "t1_recall_ceiling_mean": cv_all["t1_recall_ceiling_mean"],
-                  "reasoning_effort": _efforts_str(cv_all["reasoning_effort"]),
+                  REASONING_EFFORT: _efforts_str(cv_all[REASONING_EFFORT]),
                   "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)})
         for cv in CAVEATS:
             r[cv] = cv_all[cv]
         for m in ALL_METRICS:
             r[m] = overall["means"][m]
-        for m in ("reward", "t1_f1"):
+        for m in (REWARD, T1_F1):
             ci = overall["ci95"][m]
             r[f"{m}_ci_lo"], r[f"{m}_ci_hi"] = (ci if ci else (None, None))
         rows.append(r)

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring import cells as SC
 from video_arena.scoring import statistics as SS
 
@@ -37,18 +38,18 @@ def _results_table(s: SS.SystemScore) -> list[str]:
             "| T2 \\| T3, no match = 0 |",
             "|---|---|---|---|---|---|---|---|---|"]
     for g, gs in s.games.items():
-        rows.append(f"| {g} | {gs.n_scored_cases}/{gs.n_cases} | {_f(gs.means['reward'])} | {_ci(gs.ci['reward'])} "
-                    f"| {_f(gs.means['t1_f1'])} | {_ci(gs.ci['t1_f1'])} "
-                    f"| {_f(gs.means['t2_macro_acc'])} ({gs.n['t2_macro_acc']}) "
-                    f"| {_f(gs.means['t3_macro_acc'])} ({gs.n['t3_macro_acc']}) "
+        rows.append(f"| {g} | {gs.n_scored_cases}/{gs.n_cases} | {_f(gs.means[SC.REWARD])} | {_ci(gs.ci[SC.REWARD])} "
+                    f"| {_f(gs.means[SC.T1_F1])} | {_ci(gs.ci[SC.T1_F1])} "
+                    f"| {_f(gs.means[SC.T2_MACRO_ACC])} ({gs.n[SC.T2_MACRO_ACC]}) "
+                    f"| {_f(gs.means[SC.T3_MACRO_ACC])} ({gs.n[SC.T3_MACRO_ACC]}) "
                     f"| {_f(gs.means['t2_zero_filled'])} \\| {_f(gs.means['t3_zero_filled'])} |")
     o = s.overall()
     n_g = len(o["games"])
     rows.append(f"| **overall** ({n_g} game{'s' if n_g != 1 else ''}, mean of game means) "
                 f"| {sum(gs.n_scored_cases for gs in s.games.values())}/{sum(gs.n_cases for gs in s.games.values())} "
-                f"| **{_f(o['means']['reward'])}** | {_ci(o['ci95']['reward'])} | {_f(o['means']['t1_f1'])} "
-                f"| {_ci(o['ci95']['t1_f1'])} | {_f(o['means']['t2_macro_acc'])} ({o['n_games']['t2_macro_acc']} g) "
-                f"| {_f(o['means']['t3_macro_acc'])} ({o['n_games']['t3_macro_acc']} g) "
+                f"| **{_f(o['means'][SC.REWARD])}** | {_ci(o['ci95'][SC.REWARD])} | {_f(o['means'][SC.T1_F1])} "
+                f"| {_ci(o['ci95'][SC.T1_F1])} | {_f(o['means'][SC.T2_MACRO_ACC])} ({o['n_games'][SC.T2_MACRO_ACC]} g) "
+                f"| {_f(o['means'][SC.T3_MACRO_ACC])} ({o['n_games'][SC.T3_MACRO_ACC]} g) "
                 f"| {_f(o['means']['t2_zero_filled'])} \\| {_f(o['means']['t3_zero_filled'])} |")
     return rows
 
@@ -64,14 +65,14 @@ def _caveat_table(s: SS.SystemScore) -> list[str]:
                     f"| {gs.counts['excluded']} | {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} "
                     f"| {cv['multi_block']} | {cv['content_filtered']} | {cv['audit_flagged']} "
                     f"| {cv['served_other_model']} | {cv['non_reference']} "
-                    f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
+                    f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv[REASONING_EFFORT]))} |")
     cv = s.caveats()
     miss = sum(gs.counts[SC.STATUS_MISSING] for gs in s.games.values())
     excl = sum(gs.counts["excluded"] for gs in s.games.values())
     rows.append(f"| **overall** | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {miss} | {excl} "
                 f"| {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} "
                 f"| {cv['content_filtered']} | {cv['audit_flagged']} | {cv['served_other_model']} | {cv['non_reference']} "
-                f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv['reasoning_effort']))} |")
+                f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv[REASONING_EFFORT]))} |")
     return rows
 
 
@@ -79,7 +80,7 @@ def _conditions(s: SS.SystemScore) -> list[str]:
     cond = s.conditions()
     out = [f"- Protocol: {_tally(cond['protocol'])}",
            f"- Model: {_esc(_tally(cond['model']))}",
-           f"- Reasoning effort: {_esc(_tally(cond['reasoning_effort']))}"]
+           f"- Reasoning effort: {_esc(_tally(cond[REASONING_EFFORT]))}"]
     if any(k != "(not recorded)" for k in cond["condition_sha256"]):
         out.append(f"- Condition (SHA-256, first 12): "
                    f"{_tally({k[:12]: v for k, v in cond['condition_sha256'].items()})}")
@@ -119,11 +120,11 @@ def _compare(cmp: dict[str, Any]) -> list[str]:
             "| game | paired / cases | A only | B only | A reward | B reward | A − B | 95 % CI of A − B | A / B |",
             "|---|---|---|---|---|---|---|---|---|"]
     for g in cmp["shared_games"]:
-        e, r = cmp["games"][g], cmp["games"][g]["reward"]
+        e, r = cmp["games"][g], cmp["games"][g][SC.REWARD]
         out.append(f"| {g} | {e['n_paired']}/{e['n_cases'][0]} | {e['n_a_only']} | {e['n_b_only']} "
                    f"| {_f(r['a'])} | {_f(r['b'])} | {'–' if r['diff'] is None else format(r['diff'], '+.3f')} "
                    f"| {_ci(r['diff_ci95'])} | {'–' if r['ratio'] is None else format(r['ratio'], '.2f') + '×'} |")
-    o = cmp["overall_shared"]["reward"]
+    o = cmp["overall_shared"][SC.REWARD]
     out.append(f"| **overall, paired ({len(cmp['shared_games'])} games)** | | | | {_f(o['a'])} | {_f(o['b'])} "
                f"| {'–' if o['diff'] is None else format(o['diff'], '+.3f')} | {_ci(o['diff_ci95'])} "
                f"| {'–' if o['ratio'] is None else format(o['ratio'], '.2f') + '×'} |")

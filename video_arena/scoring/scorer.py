@@ -13,7 +13,7 @@ from video_arena import paths
 from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.core.condition import CONDITIONS_SUBDIR
-from video_arena.scoring.cells import (BENCHMARK_TOLERANCE_S, STATUS_MISSING, GroundTruthCheck,
+from video_arena.scoring.cells import (BENCHMARK_TOLERANCE_S, STATUS_MISSING, CellFolder, GroundTruthCheck,
                                        ScoringInputError, InstructionDigests, load_verifier, mark_gt_corrupt,
                                        score_cell)
 from video_arena.scoring.statistics import GameScore, SystemScore, aggregate_game, finish_system
@@ -106,8 +106,8 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
                 cell_dir = R.cell_dir(results, game, case_id)
                 if cell_dir.is_dir():  # a GT is only needed (and only reported) for a cell that exists
                     gt, gt_error, corrupt = gt_check.load(J, game, case_id)
-                cell = score_cell(J, game, case_id, cell_dir, gt, gt_error, float(tolerance), digests, verifier,
-                                  exclude_flagged, results / CONDITIONS_SUBDIR)
+                cell = score_cell(J, CellFolder(cell_dir, results / CONDITIONS_SUBDIR), game, case_id, gt, gt_error,
+                                  float(tolerance), digests, verifier, exclude_flagged)
                 if corrupt and cell.reason.startswith("ground truth unusable"):
                     mark_gt_corrupt(cell, gt_error)
                 if cell.warnings:

@@ -10,11 +10,13 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring import caveats as CV
 from video_arena.scoring.cells import (ALL_METRICS, BENCHMARK_TOLERANCE_S, CAVEATS, EXCLUDED, NO_ANSWER_STATES,
                                        STATUS_CORRUPT, STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUSES,
                                        Cell, ScoringInputError)
 from video_arena.scoring.cells import GroundTruthCheck
+from video_arena.scoring.cells import REWARD, T1_F1, ZERO_FILLED
 
 
 @dataclass
@@ -68,8 +70,8 @@ class GameScore:
 
     def harbor_means(self) -> dict[str, float | None]:
         """Means with a missing tier as 0.0, as Harbor's reward.json has them (the zero-filled column)."""
-        return {"reward": self.means["reward"], "t1_f1": self.means["t1_f1"],
-                "t2_macro_acc": self.means["t2_zero_filled"], "t3_macro_acc": self.means["t3_zero_filled"]}
+        return {REWARD: self.means[REWARD], T1_F1: self.means[T1_F1],
+                **{tier: self.means[zf] for zf, tier in ZERO_FILLED.items()}}
 
     def recall_ceiling(self) -> float | None:
         v = [c.recall_ceiling for c in self.cells if c.status == STATUS_SCORED and c.recall_ceiling is not None]
@@ -81,7 +83,7 @@ class GameScore:
     def caveats(self) -> dict[str, Any]:
         return {"n_scored": self.n_scored_cases, "n_cases": self.n_cases, "zero_rows": self.counts["zero_rows"],
                 **{cv: self.counts[cv] for cv in CAVEATS}, "t1_recall_ceiling_mean": self.recall_ceiling(),
-                "reasoning_effort": self.efforts(),
+                REASONING_EFFORT: self.efforts(),
                 "answer_check": count_values(c.answer_check for c in self.cells if c.status == STATUS_SCORED),
                 "audit_verdicts": count_values(c.audit_verdict for c in self.cells
                                          if c.status in (STATUS_SCORED, STATUS_FLAGGED) and c.audit_verdict)}
@@ -219,7 +221,7 @@ class SystemScore:
                 "zero_rows": sum(gs.counts["zero_rows"] for gs in games),
                 **{cv: sum(gs.counts[cv] for gs in games) for cv in CAVEATS},
                 "t1_recall_ceiling_mean": float(np.mean(ceil)) if ceil else None,
-                "reasoning_effort": count_values(c.reasoning_effort for c in self.cells() if c.status == STATUS_SCORED),
+                REASONING_EFFORT: count_values(c.reasoning_effort for c in self.cells() if c.status == STATUS_SCORED),
                 "excluded_flagged": sum(gs.counts[STATUS_FLAGGED] for gs in games)}
 
     def conditions(self) -> dict[str, dict[str, int]]:
@@ -408,8 +410,8 @@ def compare(a: SystemScore, b: SystemScore, allow_mixed: bool = False) -> dict[s
         "shared_games": shared, "dropped_games": dropped, "games": per_game, "overall_shared": overall,
         "diagnostic": bool(differences) or a.diagnostic or b.diagnostic, "mixed": differences,
         "own_overall_not_comparable": {
-            "a": {"reward": own_a["means"]["reward"], "games": own_a["games"]},
-            "b": {"reward": own_b["means"]["reward"], "games": own_b["games"]},
+            "a": {REWARD: own_a["means"][REWARD], "games": own_a["games"]},
+            "b": {REWARD: own_b["means"][REWARD], "games": own_b["games"]},
         },
     }
 

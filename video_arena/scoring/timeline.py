@@ -239,11 +239,13 @@ def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[s
     axv.xaxis.set_major_formatter(FuncFormatter(_mmss))
     axv.set_xlabel("video time (m:ss)", fontsize=9)
 
+    from video_arena.scoring.cells import REWARD, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC
+
     rec = record
-    t2 = "-" if rec.get("t2_macro_acc") is None else f"{rec['t2_macro_acc']:.3f}"
-    t3 = "-" if rec.get("t3_macro_acc") is None else f"{rec['t3_macro_acc']:.3f}"
+    t2 = "-" if rec.get(T2_MACRO_ACC) is None else f"{rec[T2_MACRO_ACC]:.3f}"
+    t3 = "-" if rec.get(T3_MACRO_ACC) is None else f"{rec[T3_MACRO_ACC]:.3f}"
     head = title or f"{gt.get('game', '?')} / {gt.get('case_id', '?')}"
-    line1 = (f"{head}    reward {rec.get('reward', 0.0):.3f}   T1 F1 {rec.get('t1_f1', 0.0):.3f}   "
+    line1 = (f"{head}    reward {rec.get(REWARD, 0.0):.3f}   T1 F1 {rec.get(T1_F1, 0.0):.3f}   "
              f"T2 macro {t2}   T3 macro {t3}")
     line2 = (f"truth {rec.get('n_gt', len(gt_rows))} events, answer {rec.get('n_pred', 0)} rows, "
              f"{rec.get('n_matched', 0)} matched (T1, ±{rec.get('tolerance_s', 3.0):g} s), "
@@ -313,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     neutral = a.neutral if a.neutral is not None else _neutral_for(gt, gt_path)
     out = draw_timeline(gt, data, record, Path(a.output), lanes=a.lanes,
                         window=tuple(a.window) if a.window else None, neutral=neutral)
-    print(f"wrote {out}  (reward {record['reward']:.3f}, t1_f1 {record['t1_f1']:.3f})")
+    from video_arena.scoring.cells import REWARD, T1_F1
+
+    print(f"wrote {out}  ({REWARD} {record[REWARD]:.3f}, {T1_F1} {record[T1_F1]:.3f})")
     return 0
 
 
