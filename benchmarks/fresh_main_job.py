@@ -33,11 +33,29 @@ PHASES = re.compile(r"^(setup: (venv|install|pip|apt|compose|done)|image: (build
                     r"generate |validate |oracle-check (PASSED|FAILED)|docker: )")
 
 
-def main_job_command(readme: Path) -> str:
+def readme_command(readme: Path, marker: str = "main job") -> str:
+    """The README's command on the line that ends with `# <marker>`."""
     for line in readme.read_text(encoding="utf-8").splitlines():
-        if line.rstrip().endswith("# main job"):
+        if line.rstrip().endswith(f"# {marker}"):
             return line.split("#", 1)[0].strip()
-    raise SystemExit("fresh_main_job.py: the README has no line marked '# main job'")
+    raise SystemExit(f"the README has no line marked '# {marker}'")
+
+
+def fresh_clone(prefix: str) -> tuple[Path, Path, str]:
+    """A temporary folder holding a clone of this checkout's HEAD: (folder, clone, short commit)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    clone = work / "video-arena"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    head = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    return work, clone, head
+
+
+def discard(work: Path, keep: bool) -> None:
+    if keep:
+        print(f"kept {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 IMAGES = ("video-arena/base:latest", "video-arena/debian:bookworm")
@@ -74,12 +92,8 @@ def main() -> int:
     a = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("fresh_main_job.py: run as root (the main job installs Debian packages and starts dockerd)")
-    cmd = main_job_command(REPO / "README.md")
-    work = Path(tempfile.mkdtemp(prefix="va-fresh-"))
-    clone = work / "video-arena"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
-    head = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
+    cmd = readme_command(REPO / "README.md")
+    work, clone, head = fresh_clone("va-fresh-")
     if a.from_nothing:
         remove_images()
     load_before = os.getloadavg()
@@ -116,10 +130,7 @@ def main() -> int:
             "| at | line of the job's output |", "|---|---|",
             *[f"| {t:.0f} s | `{line.replace('|', '/')[:150]}` |" for t, line in phases]])
         write_readme(text, BEGIN, END, "## The README main job from a fresh clone")
-    if a.keep:
-        print(f"kept {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
+    discard(work, a.keep)
     return rc
 
 

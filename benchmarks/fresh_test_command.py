@@ -17,27 +17,20 @@ import argparse
 import collections
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+from fresh_main_job import discard, fresh_clone, readme_command  # noqa: E402
+
 GOAL_S = 20 * 60
 BEGIN, END = "<!-- fresh_test_command.py: begin (generated, do not edit) -->", "<!-- fresh_test_command.py: end -->"
 DURATION = re.compile(r"^(\d+(?:\.\d+)?)s (setup|call|teardown)\s+(\S+)")
 SUMMARY = re.compile(r"^=+ (.*\d+ (passed|failed).*) =+$")
-
-
-def readme_command(readme: Path, marker: str) -> str:
-    for line in readme.read_text(encoding="utf-8").splitlines():
-        if line.rstrip().endswith(f"# {marker}"):
-            return line.split("#", 1)[0].strip()
-    raise SystemExit(f"{Path(__file__).name}: the README has no line marked '# {marker}'")
 
 
 def summarise(lines: list[str]) -> tuple[dict[str, float], dict[str, float], dict[str, float], str]:
@@ -69,11 +62,7 @@ def main() -> int:
     if os.geteuid() != 0:
         raise SystemExit("fresh_test_command.py: run as root (the test command installs Debian packages and starts dockerd)")
     cmd = readme_command(REPO / "README.md", "tests") + " --durations=0"
-    work = Path(tempfile.mkdtemp(prefix="va-fresh-tests-"))
-    clone = work / "video-arena"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
-    head = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                          text=True).stdout.strip()
+    work, clone, head = fresh_clone("va-fresh-tests-")
     load_before = os.getloadavg()
     print(f"fresh clone of {head}; running: {cmd}", flush=True)
     t0 = time.monotonic()
@@ -118,10 +107,7 @@ def main() -> int:
             "| slowest tests | seconds |", "|---|---|",
             *[f"| `{nodeid[:140]}` | {s:.0f} |" for nodeid, s in top(per_test, 10)]])
         write_readme(text, BEGIN, END, "## The README test command from a fresh clone")
-    if a.keep:
-        print(f"kept {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
+    discard(work, a.keep)
     return rc
 
 
