@@ -133,6 +133,7 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
     runs = [summarise_job(Path(os.path.realpath(Path(j).expanduser())), set(tasks), tasks_root) for j in jobs]
     pairs = []
     if parity:
+        # deferred: harbor/parity.py and the scoring modules (about 0.2 s of CPU); only --parity
         from video_arena.harbor.parity import ParityError, compare_runs
 
         for native, job, run in zip(parity, jobs, runs):
@@ -180,6 +181,7 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
         git(work, "commit", "-q", "--no-verify", "-m", f"publish {name}@{version}: {len(tasks)} Protocol {protocol} tasks")
         commit = git(work, "rev-parse", "HEAD")
         check_commit(work, commit, rel_base, target)
+        # deferred: Harbor's registry models (about 0.2 s of CPU); a refusal or --help does not pay it
         from video_arena.harbor_api.registry import DatasetSpec
 
         entry = {"name": name, "version": version,

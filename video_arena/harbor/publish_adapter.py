@@ -31,8 +31,9 @@ def _finite(v: Any) -> float | None:
 def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> dict[str, Any]:
     """One Harbor job of this dataset: per agent, trials, Harbor's mean reward, the natively re-judged
     mean and the disagreements (the scorer re-judges every collected answer with judge/judge.py)."""
-    from video_arena.scoring.harbor_jobs import score_job
+    # deferred: the scoring modules (about 0.2 s of CPU); only --jobs
     from video_arena.scoring.cells import ScoringInputError
+    from video_arena.scoring.harbor_jobs import score_job
 
     if lstat_or_none(job / "config.json") is None:
         raise PublishError(f"{job} is not a Harbor job folder (no config.json)")
@@ -119,6 +120,7 @@ def _agent_label(agent: str, model: str | None) -> str:
 
 def parity_entries(name: str, tasks: list[str], pairs: list[tuple[dict[str, Any], Any]]) -> list[dict[str, Any]]:
     """parity_experiment.json: Harbor's template, one entry per agent measured both ways."""
+    # deferred: harbor/parity.py and the scoring modules (about 0.2 s of CPU); a refusal does not pay it
     from video_arena.harbor.parity import sem_str
 
     today = datetime.now(timezone.utc).strftime("%Y-%m-%d")

@@ -70,6 +70,7 @@ def load_registry(repo: Path) -> list[dict[str, Any]]:
         raise PublishError(f"{path} is not JSON ({str(exc)[:80]})") from None
     if not isinstance(rows, list):
         raise PublishError(f"{path} is not a Harbor registry (a JSON list of datasets)")
+    # deferred: Harbor's registry models (about 0.2 s of CPU); only for an existing repository
     from pydantic import ValidationError
 
     from video_arena.harbor_api.registry import DatasetSpec
@@ -224,6 +225,7 @@ def check_commit(repo: Path, commit: str, rel_base: Path, target: Path) -> None:
 
 def check_registry(path: Path, name: str, version: str, n_tasks: int) -> None:
     """Read the file back with Harbor's own registry client, as `harbor run --registry-path` will."""
+    # deferred: Harbor's registry client (about 0.2 s of CPU), once registry.json is written
     import asyncio
 
     from video_arena.harbor_api.registry import JsonRegistryClient
