@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     from video_arena.harbor.generate import Options, generate
     from video_arena.harbor.oracle_check import read_trials, run_harbor
     from video_arena.harbor.spec import DEFAULT_BASE_IMAGE
+    from video_arena.harbor_api.trials import trial_task
 
     ns = [int(x) for x in a.ns.split(",") if x.strip()]
     root = paths.tasks_root(a.tasks_root)
@@ -143,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         valid = rc == 0 and len(trials) == n_trials and all(t.ok for t in trials)
         results = [json.loads(p.read_text()) for p in (work / "jobs" / job).glob("*/result.json")]
         for r in results:
-            task = Path(r["task_id"]["path"]).name if isinstance(r.get("task_id"), dict) else r["trial_name"].split("__")[0]
+            task = Path(r["task_id"]["path"]).name if isinstance(r.get("task_id"), dict) else trial_task(r["trial_name"])
             per_trial.append({"n": n, "total": _span(r), "env_setup": _span(r.get("environment_setup")),
                               "agent": _span(r.get("agent_execution")), "verifier": _span(r.get("verifier")),
                               "judge": jt.get(task, 0.0)})

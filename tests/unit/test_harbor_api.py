@@ -6,6 +6,7 @@ import ast
 import importlib.util
 import json
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -16,8 +17,10 @@ from video_arena.harbor_api import version as HV
 REPO = Path(__file__).resolve().parents[2]
 PKG = REPO / "video_arena"
 SEAM = PKG / "harbor_api"
-#: Where the package's own code lives: the seam excepted, none of it may reach Harbor directly.
-SOURCES = sorted([*PKG.rglob("*.py"), *(REPO / "agents").glob("*.py")])
+#: The project's code: the package, the Harbor agents, the benchmarks, the verifier script, the judge and
+#: the thin entry points.  The seam excepted, none of it may reach Harbor directly.
+SOURCES = sorted([*PKG.rglob("*.py"), *REPO.glob("*.py"),
+                  *(p for d in ("agents", "benchmarks", "judge", "harbor_templates") for p in (REPO / d).rglob("*.py"))])
 
 
 def _outside_seam() -> list[Path]:
@@ -30,10 +33,29 @@ def test_the_version_is_the_pin_and_the_installed_harbor():
     assert HV.installed_version() == HV.HARBOR_VERSION and HV.is_pinned_release()
 
 
-def test_the_version_literal_is_written_in_the_seam_only():
-    literal = re.escape(HV.HARBOR_VERSION)
-    hits = [str(p.relative_to(REPO)) for p in SOURCES if re.search(literal, p.read_text(encoding="utf-8"))]
-    assert hits == ["video_arena/harbor_api/version.py"]
+def version_literals(text: str, version: str) -> list[str]:
+    """The release `version` written in `text`, in full or as its major.minor ("0.26.0", "0.26", "0.26.1"),
+    never part of another number (0.267, 10.26)."""
+    minor = re.escape(".".join(version.split(".")[:2]))
+    return re.findall(rf"(?<![\w.]){minor}(?:\.\d+)*(?!\w|\.\d)", text)
+
+
+def strings_and_comments(path: Path) -> str:
+    """The text of a module's strings (docstrings, f-strings) and comments: where a version is written
+    (a number in the code, `x = 0.26`, is no version)."""
+    kinds = {tokenize.STRING, tokenize.COMMENT, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+    with path.open("rb") as f:
+        return "\n".join(t.string for t in tokenize.tokenize(f.readline) if t.type in kinds)
+
+
+def test_the_version_literal_is_written_in_the_seam_only(tmp_path):
+    hits = {str(p.relative_to(REPO)): version_literals(strings_and_comments(p), HV.HARBOR_VERSION) for p in SOURCES}
+    assert {k: v for k, v in hits.items() if v} == {"video_arena/harbor_api/version.py": [HV.HARBOR_VERSION]}
+    # the check can fail: a docstring's "Harbor 0.26", a comment's and a pin are found, other numbers are not
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""Harbor 0.26: the layout."""\nPIN = "harbor==0.26.0"  # as of 0.26.1\n'
+                     'x = 0.26\nMSG = f"{x} of 10.26 or 0.267"\n')
+    assert version_literals(strings_and_comments(probe), "0.26.0") == ["0.26", "0.26.0", "0.26.1"]
 
 
 def _harbor_imports(path: Path) -> list[str]:
@@ -97,6 +119,36 @@ def test_no_private_harbor_name_outside_the_seam():
     seam = _harbor_private_uses(sorted(SEAM.glob("*.py")))
     assert {"_ENVIRONMENT_REGISTRY", "_compose_mode"} <= seam["video_arena/harbor_api/environments.py"]
     assert "_load_compose" in seam["video_arena/harbor_api/speedups.py"]
+
+
+_SPLITTERS = {"split", "rsplit", "partition", "rpartition", "index", "rindex", "find", "rfind"}
+
+
+def trial_name_parsing(path: Path) -> list[int]:
+    """Lines where `path` takes a Harbor trial name apart at its `__` (`name.split("__")`, `"__" in name`):
+    the seam's trials.trial_task does that, for every reader."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SPLITTERS:
+            args = node.args
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            args = [node.left]
+        else:
+            continue
+        if any(isinstance(a, ast.Constant) and a.value == "__" for a in args):
+            out.append(node.lineno)
+    return sorted(out)
+
+
+def test_trial_names_are_taken_apart_in_the_seam_only(tmp_path):
+    found = {str(p.relative_to(REPO)): trial_name_parsing(p) for p in _outside_seam()}
+    assert {k: v for k, v in found.items() if v} == {}
+    assert trial_name_parsing(SEAM / "trials.py")  # the check sees trial_task's split
+    # the check can fail: the forms a reader would write, and not a `__` that is no trial name's
+    probe = tmp_path / "probe.py"
+    probe.write_text('a = name.split("__")[0]\nb = "__" in name\nc = name.rpartition("__")\n'
+                     'd = path.replace("__", "/")\ne = name.startswith("__")\n')
+    assert trial_name_parsing(probe) == [1, 2, 3]
 
 
 def test_private_facts_only_with_the_pinned_harbor(monkeypatch):

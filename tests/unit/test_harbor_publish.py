@@ -133,7 +133,7 @@ def test_a_failed_publish_into_an_existing_repository_leaves_it_as_it_was(tmp_pa
     def boom(*a, **k):
         raise P.PublishError("registry check failed on purpose")
 
-    monkeypatch.setattr(P, "_check_registry", boom)
+    monkeypatch.setattr(P, "check_registry", boom)
     rc, _, err = _publish([str(ds), "--version", "2.0.0", "--out", str(repo), "--no-validate"], capsys)
     assert rc == 2 and "on purpose" in err
     assert subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout == head

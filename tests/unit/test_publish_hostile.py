@@ -202,7 +202,7 @@ def test_a_failure_after_the_commit_drops_only_publishs_own_commit(tmp_path, cap
     def boom(*a, **k):
         raise P.PublishError("registry check failed on purpose")
 
-    monkeypatch.setattr(P, "_check_registry", boom)
+    monkeypatch.setattr(P, "check_registry", boom)
     rc, _, err = _publish([str(ds), "--version", "2.0.0", "--out", str(repo)], capsys)
     _one_line(rc, err)
     _unchanged(repo, head)

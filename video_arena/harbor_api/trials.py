@@ -1,5 +1,5 @@
-"""Harbor's job and trial folders as the toolkit reads them (Harbor 0.26: docs/HARBOR.md, "Scoring a
-Harbor job").  Standard library only: the readers (scoring, explore, oracle-check, publish) import it
+"""Harbor's job and trial folders as the toolkit reads them (the pinned release, version.HARBOR_VERSION:
+docs/HARBOR.md, "Scoring a Harbor job").  Standard library only: the readers (scoring, explore, oracle-check, publish) import it
 without importing Harbor.
 
     <job>/config.json                     the job (JobConfig: agents, n_attempts, multipliers)
@@ -69,7 +69,7 @@ def read_job_config(job: Path) -> dict[str, Any]:
 
 @dataclass
 class Trial:
-    """One Harbor trial folder as read (Harbor 0.26): every reader of a trial takes this."""
+    """One Harbor trial folder as read (the pinned release's layout): every reader of a trial takes this."""
     dir: Path
     result: dict[str, Any] | None
     config: dict[str, Any] | None
