@@ -98,8 +98,9 @@ def main() -> int:
             f"{load_before[0]:.2f} before and {load_after[0]:.2f} after; command "
             "`python3 benchmarks/fresh_test_command.py`.", "",
             f"`{cmd}` from a fresh clone: **{summary}**; pytest: `{pytest_summary}`.", "",
-            f"Test time summed over setup, call and teardown ({len(per_test)} tests; the workers run side by "
-            "side, so the sums exceed the wall time):", "",
+            f"Test time summed over setup, call and teardown ({len(per_test)} tests took 5 ms or more; the "
+            "workers run side by side, so the sums exceed the wall time; the sandbox image was already on the "
+            "daemon):", "",
             "| folder | seconds |", "|---|---|",
             *[f"| `{folder}/` | {s:.0f} |" for folder, s in top(per_folder, 10)], "",
             "| slowest files | seconds |", "|---|---|",
