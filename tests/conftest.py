@@ -36,38 +36,39 @@ def _requested(tree: ast.AST) -> dict[str, set[str]]:
             for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
+def _reaching(functions: dict[str, set[str]], names: set[str]) -> set[str]:
+    """`names` and every function that asks for one of them, directly or through another such function."""
+    names = set(names)
+    while True:
+        more = {name for name, args in functions.items() if args & names} - names
+        if not more:
+            return names
+        names |= more
+
+
 @functools.lru_cache(maxsize=1)
 def docker_test_files() -> frozenset[str]:
     """The test files (paths relative to the project) that ask for Docker, directly or through a fixture
     of their own or of a conftest.py, read from the source (the xdist controller does not collect)."""
-    modules = {f: ast.parse(f.read_text(encoding="utf-8")) for f in TESTS.rglob("*.py")}
-    names = set(DOCKER_FIXTURES)
-    fixtures = {name: args for f, tree in modules.items() for name, args in _requested(tree).items()
-                if f.name == "conftest.py"}
-    while True:  # conftest fixtures that ask for a Docker fixture are Docker fixtures themselves
-        more = {name for name, args in fixtures.items() if args & names} - names
-        if not more:
-            break
-        names |= more
+    trees = {f: ast.parse(f.read_text(encoding="utf-8")) for f in TESTS.rglob("*.py")}
+    functions = {f: _requested(tree) for f, tree in trees.items()}
+    # conftest fixtures that ask for a Docker fixture are Docker fixtures themselves
+    names = _reaching({n: a for f, fs in functions.items() if f.name == "conftest.py" for n, a in fs.items()},
+                      set(DOCKER_FIXTURES))
     out = set()
-    for f, tree in modules.items():
-        if f.name.startswith("test_"):
-            local = _requested(tree)
-            for node in ast.walk(tree):  # fixtures imported from another test module count as its own
-                if isinstance(node, ast.ImportFrom) and node.module:
-                    for other in (f.parent / f"{node.module.replace('.', '/')}.py", TESTS / f"{node.module.replace('.', '/')}.py"):
-                        if other in modules:
-                            theirs = _requested(modules[other])
-                            local.update({a.name: theirs[a.name] for a in node.names if a.name in theirs})
-                            break
-            uses = set(names)
-            while True:
-                more = {name for name, args in local.items() if args & uses} - uses
-                if not more:
-                    break
-                uses |= more
-            if any(args & uses for name, args in local.items() if name.startswith("test")):
-                out.add(f.relative_to(TESTS.parent).as_posix())
+    for f, tree in trees.items():
+        if not f.name.startswith("test_"):
+            continue
+        local = dict(functions[f])
+        for node in ast.walk(tree):  # fixtures imported from another test module count as its own
+            if isinstance(node, ast.ImportFrom) and node.module:
+                module_file = f"{node.module.replace('.', '/')}.py"
+                other = next((o for o in (f.parent / module_file, TESTS / module_file) if o in functions), None)
+                if other is not None:
+                    local.update({a.name: functions[other][a.name] for a in node.names if a.name in functions[other]})
+        uses = _reaching(local, names)
+        if any(args & uses for name, args in local.items() if name.startswith("test")):
+            out.add(f.relative_to(TESTS.parent).as_posix())
     return frozenset(out)
 
 
