@@ -171,9 +171,9 @@ def served_differs(requested: Any, served: Any) -> bool:
 def read_run_caveats(cell, rec: R.RunRecord, conditions_dir: Path | None = None) -> None:
     """Fill a scorer Cell's caveat fields from its run record (native run.json or a Harbor Protocol A
     trial's agent/run.json): Protocol A's keys and Protocol B's turn count and audit, whichever it holds."""
-    run, b = rec.protocol_a, rec.protocol_b
+    run, b, doc = rec.protocol_a, rec.protocol_b, rec.as_read()
     cell.toolkit = toolkit_label(run.toolkit)
-    cell.condition = condition_of(rec.as_read())
+    cell.condition = condition_of(doc)
     cell.reasoning_effort, cell.effort_recorded = reasoning_effort_of(rec)
     sha = run.condition_sha256
     cell.condition_sha256 = sha if isinstance(sha, str) else None
@@ -204,7 +204,7 @@ def read_run_caveats(cell, rec: R.RunRecord, conditions_dir: Path | None = None)
     served = run.served_model
     cell.served_model = served if isinstance(served, str) else None
     params = run.request_params if isinstance(run.request_params, dict) else {}
-    cell.served_other_model = served_differs(params.get("model") or rec.as_read().get("model"), cell.served_model)
+    cell.served_other_model = served_differs(params.get("model") or doc.get("model"), cell.served_model)
     if cell.protocol == "A":
         cell.non_reference = not is_versioned(cell.condition_sha256)
     audit = b.audit

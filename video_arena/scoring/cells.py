@@ -516,12 +516,13 @@ def score_cell(judge_mod, source: CellSource, game: str, case_id: str, gt: dict[
 def read_attempts(cell: Cell, rec: R.RunRecord, cell_dir: Path | None) -> None:
     """The cell's attempt number and re-draws (earlier attempts that ran), from its run record; an
     earlier attempt the record names but the cell folder no longer holds is warned about."""
-    att = rec.protocol_extras.attempt
+    extras = rec.protocol_extras
+    att = extras.attempt
     cell.run_attempt = att if isinstance(att, int) and not isinstance(att, bool) else None
     cell.n_redraws = len(R.redraws_of(rec))
     if cell_dir is None:
         return
-    prev = rec.protocol_extras.previous_attempts
+    prev = extras.previous_attempts
     gone = [str(p.get("attempt")) for p in prev if isinstance(p, dict)
             and not (cell_dir / R.ATTEMPTS_DIR / str(p.get("attempt"))).is_dir()] if isinstance(prev, list) else []
     if gone:

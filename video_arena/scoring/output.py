@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from video_arena.core.results import REASONING_EFFORT
-from video_arena.scoring.cells import (ALL_METRICS, CAVEATS, SCORE_FORMAT, STATUS_CORRUPT, STATUS_DIAGNOSTIC,
-                                       STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUS_UNVERIFIED, STATUSES)
-from video_arena.scoring.cells import REWARD, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC
+from video_arena.scoring.cells import (ALL_METRICS, CAVEATS, REWARD, SCORE_FORMAT, STATUS_CORRUPT, STATUS_DIAGNOSTIC,
+                                       STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUS_UNVERIFIED, STATUSES,
+                                       T1_F1, T2_MACRO_ACC, T3_MACRO_ACC)
 from video_arena.scoring.statistics import SystemScore, public_overall
 
 

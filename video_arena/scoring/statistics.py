@@ -12,11 +12,9 @@ import numpy as np
 
 from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring import caveats as CV
-from video_arena.scoring.cells import (ALL_METRICS, BENCHMARK_TOLERANCE_S, CAVEATS, EXCLUDED, NO_ANSWER_STATES,
-                                       STATUS_CORRUPT, STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUSES,
-                                       Cell, ScoringInputError)
-from video_arena.scoring.cells import GroundTruthCheck
-from video_arena.scoring.cells import REWARD, T1_F1, ZERO_FILLED
+from video_arena.scoring.cells import (ALL_METRICS, BENCHMARK_TOLERANCE_S, CAVEATS, EXCLUDED, NO_ANSWER_STATES, REWARD,
+                                       STATUS_CORRUPT, STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUSES, T1_F1,
+                                       ZERO_FILLED, Cell, GroundTruthCheck, ScoringInputError)
 
 
 @dataclass

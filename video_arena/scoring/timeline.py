@@ -239,6 +239,7 @@ def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[s
     axv.xaxis.set_major_formatter(FuncFormatter(_mmss))
     axv.set_xlabel("video time (m:ss)", fontsize=9)
 
+    # deferred: scoring.cells loads the judge when imported, and main() first reports a judge that cannot load
     from video_arena.scoring.cells import REWARD, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC
 
     rec = record
@@ -315,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     neutral = a.neutral if a.neutral is not None else _neutral_for(gt, gt_path)
     out = draw_timeline(gt, data, record, Path(a.output), lanes=a.lanes,
                         window=tuple(a.window) if a.window else None, neutral=neutral)
-    from video_arena.scoring.cells import REWARD, T1_F1
+    from video_arena.scoring.cells import REWARD, T1_F1  # deferred, as in draw_timeline
 
     print(f"wrote {out}  ({REWARD} {record[REWARD]:.3f}, {T1_F1} {record[T1_F1]:.3f})")
     return 0
