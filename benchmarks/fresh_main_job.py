@@ -120,12 +120,11 @@ def main() -> int:
     if rc:
         print("the end of the job's log:\n" + "".join(log.read_text(encoding="utf-8").splitlines(True)[-30:]))
     if a.write_readme:
-        from run_all import write_readme
+        from run_all import measured_line, write_readme
 
         text = "\n".join([
-            f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {head}, load average "
-            f"{load_before[0]:.2f} before and {load_after[0]:.2f} after; command "
-            f"`python3 benchmarks/fresh_main_job.py{' --from-nothing' if a.from_nothing else ''}`.", "",
+            measured_line(head, load_before, load_after,
+                          f"`python3 benchmarks/fresh_main_job.py{' --from-nothing' if a.from_nothing else ''}`"), "",
             f"`{cmd}` from a fresh clone: **{summary}**.", "",
             "| at | line of the job's output |", "|---|---|",
             *[f"| {t:.0f} s | `{line.replace('|', '/')[:150]}` |" for t, line in phases]])

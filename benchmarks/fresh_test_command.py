@@ -91,12 +91,10 @@ def main() -> int:
     if rc:
         print("the end of the log:\n" + "\n".join(lines[-30:]))
     if a.write_readme:
-        from run_all import write_readme
+        from run_all import measured_line, write_readme
 
         text = "\n".join([
-            f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {head}, load average "
-            f"{load_before[0]:.2f} before and {load_after[0]:.2f} after; command "
-            "`python3 benchmarks/fresh_test_command.py`.", "",
+            measured_line(head, load_before, load_after, "`python3 benchmarks/fresh_test_command.py`"), "",
             f"`{cmd}` from a fresh clone: **{summary}**; pytest: `{pytest_summary}`.", "",
             f"Test time summed over setup, call and teardown ({len(per_test)} tests took 5 ms or more; the "
             "workers run side by side, so the sums exceed the wall time; the sandbox image was already on the "

@@ -78,13 +78,12 @@ def main() -> int:
     print(summary)
     print("\n".join(rows))
     if a.write_readme:
-        from run_all import write_readme
+        from run_all import measured_line, write_readme
 
         text = "\n".join([
-            f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {head}, load average "
-            f"{load_before[0]:.2f} before and {load_after[0]:.2f} after; command "
-            f"`python3 benchmarks/oracle_check_all.py{' -- ' + ' '.join(a.extra) if a.extra else ''}` "
-            f"(`{' '.join(['video-arena', *cmd[1:]])}`).", "",
+            measured_line(head, load_before, load_after,
+                          f"`python3 benchmarks/oracle_check_all.py{' -- ' + ' '.join(a.extra) if a.extra else ''}` "
+                          f"(`{' '.join(['video-arena', *cmd[1:]])}`)"), "",
             f"**{summary}**; `{verdict}`.", "",
             "Trials that scored what their agent must (oracle 1.0 and nop 0.0 on all four reward keys, the "
             "answer state `wrote` / `never_wrote`, no exception), of the trials run:", "",

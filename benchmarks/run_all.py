@@ -161,6 +161,13 @@ def table(rows: list[dict], header: dict) -> str:
     return "\n".join(out)
 
 
+def measured_line(head: str, load_before: tuple[float, ...], load_after: tuple[float, ...], command: str) -> str:
+    """The first line of a whole-run measurement's README block: when, which commit, the load around it
+    and the command (Markdown) that made it."""
+    return (f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit {head}, load average "
+            f"{load_before[0]:.2f} before and {load_after[0]:.2f} after; command {command}.")
+
+
 def write_readme(text: str, begin: str = BEGIN, end: str = END, title: str = "## Latest measurements") -> None:
     """Replace the generated block between `begin` and `end` (appended under `title` when missing)."""
     old = README.read_text(encoding="utf-8") if README.is_file() else ""

@@ -42,3 +42,13 @@ def test_oracle_rows_count_per_game_protocol_and_agent_and_a_failure_is_not_a_pa
             "oracle-check PASSED: 2 oracle and 1 nop trials over A, B in 5 s; jobs in x"]
     counts = OC.tabulate(rows)
     assert dict(counts) == {("dota2", "A", "oracle"): [2, 2], ("sc2", "B", "nop"): [0, 1]}
+
+
+def test_every_whole_run_block_opens_with_when_which_commit_the_load_and_the_command():
+    import re
+
+    import run_all
+
+    line = run_all.measured_line("abc123", (0.5, 1, 1), (2.25, 1, 1), "`python3 benchmarks/x.py`")
+    assert re.fullmatch(r"Measured \d{4}-\d\d-\d\d \d\d:\d\d UTC, commit abc123, load average 0\.50 before and "
+                        r"2\.25 after; command `python3 benchmarks/x\.py`\.", line), line
