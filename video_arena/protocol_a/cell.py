@@ -74,7 +74,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         runner=runner, condition=cond.name, condition_sha256=cond.sha256, tolerance_s=cond.tolerance_s,
         transport=cond.transport, request_timeout_s=cond.request_timeout_s, reasoning_effort=opts.reasoning_effort,
         enable_thinking=opts.enable_thinking, request_params=opts.record(), on_overflow=on_overflow,
-        toolkit=toolkit_provenance(), attempt=attempt.n, previous_attempts=attempt.previous)
+        toolkit=toolkit_provenance(), **attempt.record_keys())
     if retry_scale() != 1.0:
         rec.retry_scale = retry_scale()
 

@@ -131,7 +131,7 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
         isolation=cfg.isolation.record(), agent_cmd=redact(cfg.agent_cmd), runner=RUNNER_VERSION,
         toolkit=toolkit_provenance(), preflight=cfg.preflight,
         logs={"stdout": f"logs/{LOG_STDOUT}", "stderr": f"logs/{LOG_STDERR}", "runner": f"logs/{LOG_RUNNER}"},
-        attempt=attempt.n, previous_attempts=attempt.previous)
+        **attempt.record_keys())
 
     def write() -> R.RunRecord:
         return R.write_run(cdir, {**run.to_doc(), **rec.to_doc()})
