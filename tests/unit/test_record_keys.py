@@ -10,6 +10,7 @@ import re
 from dataclasses import fields
 from pathlib import Path
 
+from video_arena import safe_io
 from video_arena.core import results as R
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +52,7 @@ def test_an_unset_key_is_not_written_and_a_null_one_is():
 def _fixture_records() -> list[tuple[Path, dict]]:
     out = []
     for path in sorted(FIXTURES.rglob(R.RUN_FILE)):
-        doc, _ = R.read_json_object(path)
+        doc, _ = safe_io.read_json_object(path)
         if doc is not None and doc.get("protocol") in ("A", "B"):
             out.append((path, doc))
     return out

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
+from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core.tasks import TasksTree
 from video_arena.cli_args import comma_list
@@ -454,7 +455,7 @@ def perception_findings(score, games: list[str], results: Path, tasks_root: Path
             if r["n_matched"] == r["n_gt"] == r["n_pred"]:
                 continue
             gt = J.load_gt(TasksTree(tasks_root).gt(g, c.case_id))["events"]
-            doc = R.read_json_object(R.cell_dir(results, g, c.case_id) / R.ANSWER_FILE)[0]
+            doc = safe_io.read_json_object(R.cell_dir(results, g, c.case_id) / R.ANSWER_FILE)[0]
             pred = doc.get("events") if doc is not None and isinstance(doc.get("events"), list) else []
             mp, mg = {int(p) for p, _ in r["matches"]}, {int(q) for _, q in r["matches"]}
             show = lambda e: f"{float(e.get('t', 0)):g} s {e.get('type')} {e.get('actor')} {e.get('where')}"  # noqa: E731
@@ -629,7 +630,7 @@ def draw_pictures(results: Path, tasks_root: Path, games: list[str], pics: Path,
             continue
         cid = ids[0]
         try:
-            data = R.read_bounded(R.cell_dir(results, g, cid) / R.ANSWER_FILE, J.MAX_ANSWER_BYTES)[0]
+            data = safe_io.read_bounded(R.cell_dir(results, g, cid) / R.ANSWER_FILE, J.MAX_ANSWER_BYTES)[0]
         except OSError:
             continue
         gt = J.load_gt(TasksTree(tasks_root).gt(g, cid))

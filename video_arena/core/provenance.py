@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.core import extract_answer, protocol_a_prompt, resolve, text_digest
+from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core.instruction import instruction_for
 from video_arena.core.condition import CONDITIONS_SUBDIR, find_condition
@@ -36,7 +37,7 @@ __all__ = ["rebuild_request_sha256", "verify_cell"]
 def _load(path: Path) -> dict[str, Any]:
     """A JSON object the cell holds (receipt, answer, manifest), read with the results contract's bound;
     ValueError when it is not one."""
-    doc, err = R.read_json_object(path)
+    doc, err = safe_io.read_json_object(path)
     if doc is None:
         raise ValueError(f"{path.name} {err}")
     return doc

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
-from video_arena.core.results import MAX_RECORD_BYTES, read_json_object
+from video_arena.safe_io import MAX_RECORD_BYTES, read_json_object
 
 #: Anchored with \A and \Z ("$" also matches before a final newline, so "Fx7kQ2aB\n" would pass):
 #: .match() and .fullmatch() both take an id only whole.

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.harbor_api import trials as TR
 from video_arena.scoring import cells as SC
@@ -174,7 +175,7 @@ def _inside(base: Path, rel: Any) -> Path | None:
 
 def read_json(path: Path | None) -> dict[str, Any] | None:
     """A JSON object read with the scorer's bound; None when absent or not one."""
-    return None if path is None else R.read_json_object(path)[0]
+    return None if path is None else safe_io.read_json_object(path)[0]
 
 
 def read_bounded(path: Path | None, cap: int) -> bytes | None:
@@ -182,7 +183,7 @@ def read_bounded(path: Path | None, cap: int) -> bytes | None:
     if path is None:
         return None
     try:
-        return R.read_bounded(path, cap)[0]
+        return safe_io.read_bounded(path, cap)[0]
     except OSError:
         return None
 
@@ -200,7 +201,7 @@ def text_tail(path: Path | None, cap: int = TEXT_CAP) -> tuple[str | None, bool]
     if path is None:
         return None, False
     try:
-        data, size = R.read_tail(path, cap)
+        data, size = safe_io.read_tail(path, cap)
     except OSError:
         return None, False
     return data.decode("utf-8", "replace"), size > cap

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.digests import sha256_bytes
 from video_arena.harbor_api import trials as TR
@@ -108,10 +109,10 @@ def _answer_digests(system: SS.SystemScore, harbor: bool) -> dict[tuple[str, str
         path = (system.results / c.trial / TR.ANSWER_ARTIFACT if harbor and getattr(c, "trial", "")
                 else R.cell_dir(system.results, c.game, c.case_id) / R.ANSWER_FILE)
         try:
-            data, size = R.read_bounded(path, R.MAX_RECORD_BYTES)
+            data, size = safe_io.read_bounded(path, safe_io.MAX_RECORD_BYTES)
         except OSError:
             continue
-        if size <= R.MAX_RECORD_BYTES:
+        if size <= safe_io.MAX_RECORD_BYTES:
             out.setdefault((c.game, c.case_id), set()).add(sha256_bytes(data))
     return out
 

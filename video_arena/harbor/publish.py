@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from video_arena.core import results as R
+from video_arena import safe_io
 from video_arena.harbor import spec as S
 from video_arena.harbor.publish_adapter import adapter_files, game_provenance, parity_entries, summarise_job
 from video_arena.harbor.publish_dataset import (MAX_TASK_FILE_BYTES, VIDEO_REL, PublishError, check_publishable,
@@ -192,7 +192,7 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
                  "metrics": []}
         DatasetSpec.model_validate(entry)
         rows = [r for r in rows] + [entry]
-        R.write_bytes_atomic(work / REGISTRY_FILE, (json.dumps(rows, indent=1) + "\n").encode("utf-8"))
+        safe_io.write_bytes_atomic(work / REGISTRY_FILE, (json.dumps(rows, indent=1) + "\n").encode("utf-8"))
         os.chmod(work / REGISTRY_FILE, 0o644)
         check_registry(work / REGISTRY_FILE, name, version, len(tasks))
         git(work, "add", "--force", "--", REGISTRY_FILE)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
-from video_arena.core import results as R
+from video_arena import safe_io
 from video_arena.core.tasks import TasksTree
 from video_arena.harbor import spec as S
 from video_arena.harbor.publish_dataset import PublishError, json_object, lstat_or_none
@@ -45,7 +45,7 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
         rfile = tdir / "result.json"
         if lstat_or_none(rfile) is None:
             continue
-        res, err = R.read_json_object(rfile)
+        res, err = safe_io.read_json_object(rfile)
         if res is None:  # skipping it would understate n_trials in the adapter files
             raise PublishError(f"{rfile} is unreadable ({err}); a job still running, or a damaged trial: "
                                f"publish only finished jobs")
@@ -97,7 +97,7 @@ def game_provenance(games: list[str], tasks_root: Path | None) -> dict[str, dict
     out: dict[str, dict[str, Any]] = {}
     for g in games:
         path = tree.manifest_path(g)
-        doc, err = R.read_json_object(path) if lstat_or_none(path) is not None else (None, "absent")
+        doc, err = safe_io.read_json_object(path) if lstat_or_none(path) is not None else (None, "absent")
         if doc is None:
             out[g] = {"licence": f"not recorded (tasks tree {g}/manifest.json {err})"}
             continue

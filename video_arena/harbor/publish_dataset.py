@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
-from video_arena.core import results as R
+from video_arena import safe_io
 from video_arena.digests import sha256_hasher
 from video_arena.harbor import spec as S
 
@@ -32,7 +32,7 @@ class PublishError(RuntimeError):
 # --------------------------------------------------------------------------------------------------
 def json_object(path: Path) -> dict[str, Any]:
     """A JSON object read with the results contract's bound (no link, no FIFO, no device)."""
-    doc, err = R.read_json_object(path)
+    doc, err = safe_io.read_json_object(path)
     if doc is None:
         raise PublishError(f"{path} is {err}")
     return doc
@@ -129,7 +129,7 @@ def read_marker(dataset: Path) -> dict[str, Any]:
         raise PublishError(f"{dataset} is not a folder")
     if lstat_or_none(marker) is None:
         raise PublishError(f"{dataset} is not a dataset written by make-harbor (no {S.DATASET_MARKER})")
-    doc, err = R.read_json_object(marker)
+    doc, err = safe_io.read_json_object(marker)
     if doc is None:
         raise PublishError(f"{marker} is {err}")
     if doc.get("format") != S.DATASET_FORMAT:

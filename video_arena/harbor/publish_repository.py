@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
-from video_arena.core import results as R
+from video_arena import safe_io
 from video_arena.harbor.publish_dataset import PublishError, lstat_or_none, no_link_below
 
 REGISTRY_FILE = "registry.json"
@@ -59,11 +59,11 @@ def load_registry(repo: Path) -> list[dict[str, Any]]:
     if lstat_or_none(path) is None:
         return []
     try:
-        data, size = R.read_bounded(path, R.MAX_RECORD_BYTES)
+        data, size = safe_io.read_bounded(path, safe_io.MAX_RECORD_BYTES)
     except OSError as exc:
         raise PublishError(f"{path} is unreadable ({exc.strerror or exc})") from None
-    if size > R.MAX_RECORD_BYTES:
-        raise PublishError(f"{path} is larger than {R.MAX_RECORD_BYTES} bytes")
+    if size > safe_io.MAX_RECORD_BYTES:
+        raise PublishError(f"{path} is larger than {safe_io.MAX_RECORD_BYTES} bytes")
     try:
         rows = json.loads(data)
     except (ValueError, RecursionError) as exc:
@@ -139,7 +139,7 @@ def own_repository(out: Path) -> bool:
     if gst is None or not stat.S_ISDIR(gst.st_mode):
         raise PublishError(f"--out {out} holds {REPO_MARKER} but no .git folder of its own: not a repository "
                            "publish wrote")
-    doc, err = R.read_json_object(marker)
+    doc, err = safe_io.read_json_object(marker)
     if doc is None or doc.get("format") != REPO_FORMAT:
         raise PublishError(f"{marker} is {err or f'not a {REPO_FORMAT} marker'}")
     return True
@@ -165,7 +165,7 @@ class RepositoryChanges:
         self.repo = repo
         self.head = git(repo, "rev-parse", "HEAD")
         reg = repo / REGISTRY_FILE
-        self.registry = R.read_bounded(reg, R.MAX_RECORD_BYTES)[0] if lstat_or_none(reg) is not None else None
+        self.registry = safe_io.read_bounded(reg, safe_io.MAX_RECORD_BYTES)[0] if lstat_or_none(reg) is not None else None
         self.created: list[Path] = []
         d = repo
         for part in rel_base.parts:
@@ -185,7 +185,7 @@ class RepositoryChanges:
             if lstat_or_none(reg) is not None and not (reg.is_symlink() or reg.is_dir()):
                 reg.unlink()
         else:
-            R.write_bytes_atomic(reg, self.registry)
+            safe_io.write_bytes_atomic(reg, self.registry)
 
 
 def readable_mode() -> int:

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from video_arena.core.results import (ANSWER_FILE, RUN_FILE, RunRecord, read_bounded, read_json_object,
-                                      read_run)
+from video_arena.core.results import ANSWER_FILE, RUN_FILE, RunRecord, read_run
+from video_arena.safe_io import read_bounded, read_json_object
 
 #: Where Harbor puts the collected /app/answer.json (artifacts/<source path without "/">).
 ANSWER_ARTIFACT = Path("artifacts") / "app" / ANSWER_FILE

@@ -51,7 +51,7 @@ def _reject_constant(name: str):
 def read_input(path: Path, cap: int = MAX_LOG_BYTES) -> bytes:
     """The bytes of an input file, read with a bound: a regular file only (never through a symbolic link,
     never blocking on a FIFO, never a device such as /dev/zero), at most `cap` bytes."""
-    from video_arena.core.results import read_bounded
+    from video_arena.safe_io import read_bounded
 
     path = Path(path)
     try:

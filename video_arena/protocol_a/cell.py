@@ -29,6 +29,7 @@ import openai
 from video_arena.digests import sha256_file
 
 from video_arena.core import answer_candidates, extract_answer, protocol_a_prompt, text_digest
+from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core.instruction import instruction_for
 from video_arena.core.tasks import ANSWER_ROOT_KEY
@@ -135,7 +136,7 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         "mp4_sha256": oc.mp4_sha256, "fallbacks": oc.degradations,
         "request_sha256": oc.request_sha256, "condition_sha256": cond.sha256,
     }
-    R.write_json_atomic(out / "receipt.json", receipt)
+    safe_io.write_json_atomic(out / "receipt.json", receipt)
     answer_path = R.write_answer(out, answer_doc)
     # The scorer checks the answer it judges against this digest (a Harbor trial's collected artifact
     # is the same file, uploaded).  A no_answer cell is scored 0.0 by its state, whatever the bytes.

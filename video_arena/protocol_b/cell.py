@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core.results import redact
 from video_arena.core.instruction import instruction_for, text_digest
@@ -69,7 +70,7 @@ def fill_template(template: str, values: dict[str, str]) -> str:
 def shell_message(path: Path, cap: int = 4096) -> str:
     """The last non-empty line of a log (what the shell said when it could not run a command)."""
     try:
-        data = R.read_tail(path, cap)[0]
+        data = safe_io.read_tail(path, cap)[0]
     except OSError:
         return ""
     lines = [ln.strip() for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]

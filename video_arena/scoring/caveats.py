@@ -40,7 +40,7 @@ from video_arena.core.condition import find_condition, is_versioned
 from video_arena.core.condition_fields import compare_lines, condition_of, mixing_lines
 from video_arena.core.judge_loader import load_judge
 from video_arena.core import results as R
-from video_arena.core.results import read_bounded, read_json_object
+from video_arena.safe_io import read_bounded, read_json_object
 from video_arena.harbor_api.trials import atif_lines
 
 #: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); the scorer never reads more than

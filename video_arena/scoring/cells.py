@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from video_arena.core import provenance
+from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.core.judge_loader import load_judge
@@ -237,7 +238,7 @@ def read_answer(cell: Cell, path: Path, expected_sha: Any, label: str = "answer.
     checked against the SHA-256 its run record names.  Sets cell.answer_check; on a mismatch sets the
     cell corrupt and returns None (the caller must not judge it).  Unreadable: None, with a warning."""
     try:
-        data, size = R.read_bounded(path, CV.MAX_ANSWER_BYTES)
+        data, size = safe_io.read_bounded(path, CV.MAX_ANSWER_BYTES)
     except OSError as exc:
         cell.warnings.append(f"{label} unreadable ({exc.strerror or exc}): scored as no answer")
         cell.answer_check = "unreadable"
@@ -589,7 +590,7 @@ class GroundTruthCheck:
         if manifest is not None:
             want = manifest.get(case_id)
             try:
-                data, size = R.read_bounded(gt_path, T.MAX_GT_BYTES)
+                data, size = safe_io.read_bounded(gt_path, T.MAX_GT_BYTES)
                 got = sha256_bytes(data)
             except OSError as exc:
                 return None, f"{gt_path.name}: unreadable ({exc.strerror or exc})", False

@@ -16,6 +16,7 @@ from typing import Any
 
 from video_arena import paths
 from video_arena.core import condition_fields as CF
+from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.core.condition import CONDITIONS_SUBDIR
@@ -54,7 +55,7 @@ def _not_a_source_hint(p: Path) -> str | None:
     """Why a folder that is neither a results folder nor a job looks like part of a Harbor run."""
     if not p.is_dir():
         return None
-    res = R.read_json_object(p / "result.json")[0] if (p / "result.json").is_file() else None
+    res = safe_io.read_json_object(p / "result.json")[0] if (p / "result.json").is_file() else None
     if res is not None and "task_name" in res:
         return f"{p} is one Harbor trial; pass its job folder ({p.parent})"
     jobs = [d.name for d in sorted(p.iterdir()) if d.is_dir() and is_harbor_job(d)]

@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     ans_path = Path(a.answer)
     data = None
     if ans_path.is_file() or ans_path.is_symlink():
-        from video_arena.core.results import read_bounded
+        from video_arena.safe_io import read_bounded
         from video_arena.scoring.caveats import MAX_ANSWER_BYTES
 
         try:  # a regular file, never through a link or blocking; the judge's cap + 1 byte at most
