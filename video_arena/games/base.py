@@ -123,6 +123,29 @@ class GamePlugin:
         when they cannot make a case."""
         raise NotImplementedError
 
+    def records_from_files(self, fmt: str, paths: list[Path]) -> list[dict[str, Any]]:
+        """Every match these files hold, in file order (a PGN file holds many games; a ShuttleSet match is
+        several files that make one): records as `record_from_files` gives, ValueError with one line when the
+        files are not of the format or hold none.  Default: the one match `record_from_files` makes."""
+        return [self.record_from_files(fmt, paths)]
+
+    def refusal(self, record: dict[str, Any]) -> str:
+        """"" when the record can be a case by the game's own rules (the rules the built-in selection applies:
+        decided where the game needs a winner, a length window, a board size or rule set the game plays), else
+        one line saying why not (`import-cases` refuses it, `build-cases --records` leaves it out)."""
+        return ""
+
+    def match_key(self, record: dict[str, Any]) -> str:
+        """The identity of the match a record holds, whatever file or format it was read from: the same match
+        gives the same key (e.g. the moves of a board game, a replay's or a match's own id).  A record whose
+        key is a built-in case's is flagged as that public match; one in `fitting_keys` is refused."""
+        raise NotImplementedError
+
+    def fitting_keys(self) -> frozenset[str]:
+        """`match_key` of every match the shipped V_t model was fitted on (a model is never scored on its own
+        training data: such a record is refused).  Empty for a game whose V_t is an engine's."""
+        return frozenset()
+
     # -- provenance ------------------------------------------------------------------------------
     def provenance(self) -> dict[str, Any]:
         """Source, licence, engine and version, node/visit budgets: goes into the cases manifest."""
