@@ -7,7 +7,10 @@ The video conversion is replaced by a stand-in here (the checks under test come 
 tests/e2e/test_importing_e2e.py converts real videos."""
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -172,3 +175,37 @@ def test_sigterm_during_an_import_leaves_no_staging_folder(tmp_path):
     assert p.returncode == 143, (p.returncode, p.stderr)
     assert "terminated; nothing was written" in p.stderr
     assert files(tree) == {} and files(tmp_path / "media") == {}
+
+
+# --------------------------------------------------------------------------------------------------
+# numbers and nesting Python cannot take: one line, exit 1, nothing written
+# --------------------------------------------------------------------------------------------------
+BIG = "9" * 401
+
+
+@pytest.mark.parametrize("events,values,needle", [
+    ('[{"t": ' + BIG + ', "type": "winner", "actor": "player_a", "where": "back", "v_before": 0.5, "v_after": 0.6}]',
+     None, "events.json: an integer of 401 digits at [0].t"),
+    ('{"events": [{"t": 2, "type": "winner", "actor": "player_a", "where": "back", "v_before": 0.5, "v_after": 1'
+     + "0" * 400 + "}]}", None, "an integer of 401 digits at events[0].v_after"),
+    ('{"events": ' + "[" * 200_000 + "]" * 200_000 + "}", None, "events.json: nested deeper than 64 levels"),
+    ('[{"t": 2, "type": "winner", "actor": "player_a", "where": "back"}]', '[[0, 0.5], [' + BIG + ', 0.6]]',
+     "values.json: an integer of 401 digits at [1][0]"),
+    ('[{"t": 2, "type": "winner", "actor": "player_a", "where": "back"}]', '{"v_series": [[0, 0.5], [2, -' + BIG + ']]}',
+     "values.json: an integer of 401 digits at v_series[1][1]"),
+    ("t,type,actor,where,v_before,v_after\n" + BIG + ",winner,player_a,back,0.5,0.6\n", None,
+     "events.csv line 2: 't' must be finite, got '9999999999999999999... (403 characters)"),
+])
+def test_a_401_digit_number_or_deep_nesting_in_a_log_is_one_line(tmp_path, capsys, stand_in, events, values, needle):
+    """A 401-digit JSON integer loads (Python reads up to 4300 digits) but overflows the first float() it
+    meets: once an OverflowError traceback; 200,000 levels of nesting were a RecursionError."""
+    name = "events.csv" if events.startswith("t,") else "events.json"
+    argv = args(tmp_path, log=events)
+    (tmp_path / name).write_text(events)
+    argv[argv.index("--events") + 1] = str(tmp_path / name)
+    if values is not None:
+        (tmp_path / "values.json").write_text(values)
+        argv += ["--values", str(tmp_path / "values.json")]
+    err = refused(capsys, argv, needle, "nothing was written")
+    assert err.count("\n") == 2 and len(err) < 400, err
+    assert not (tmp_path / "tree").exists()
