@@ -209,3 +209,46 @@ def test_a_401_digit_number_or_deep_nesting_in_a_log_is_one_line(tmp_path, capsy
     err = refused(capsys, argv, needle, "nothing was written")
     assert err.count("\n") == 2 and len(err) < 400, err
     assert not (tmp_path / "tree").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# --from-tree through a link: refused on any component below the source tree's root
+# --------------------------------------------------------------------------------------------------
+def _tree_with_one_case(src: Path) -> Path:
+    """A seed-layout tree with one badminton case; returns its ground-truth file."""
+    gt = _seed_tree(src)
+    gt.write_text(json.dumps([{"t": 2.0, "type": "winner", "actor": "player_a", "where": "back",
+                               "v_before": 0.5, "v_after": 0.56}]))
+    return gt
+
+
+@pytest.mark.parametrize("link", ["gt", "media", "game", "video", "ground truth"])
+def test_a_source_tree_read_through_a_link_is_refused(tmp_path, capsys, stand_in, link):
+    """`gt/` linked into another tree imported that tree's ground truths; a video linked to a host file was
+    imported as the case's video."""
+    src, other = tmp_path / "src", tmp_path / "other"
+    _tree_with_one_case(src)
+    other_gt = _tree_with_one_case(other)
+    host_video = tmp_path / "host-video.mp4"
+    host_video.write_bytes(b"a video of the host")
+    game = src / "badminton"
+    if link == "gt":
+        shutil.rmtree(game / "gt")
+        (game / "gt").symlink_to(other_gt.parent)
+    elif link == "media":
+        shutil.rmtree(game / "media")
+        (game / "media").symlink_to(other / "badminton" / "media")
+    elif link == "game":
+        shutil.rmtree(game)
+        game.symlink_to(other / "badminton")
+    elif link == "video":
+        (game / "media" / "Ab3dE5gH.mp4").unlink()
+        (game / "media" / "Ab3dE5gH.mp4").symlink_to(host_video)
+    else:
+        (game / "gt" / "Ab3dE5gH.json").unlink()
+        (game / "gt" / "Ab3dE5gH.json").symlink_to(other_gt)
+    err = refused(capsys, ["--from-tree", str(src), "--tasks-root", str(tmp_path / "tree"), *PROV],
+                  "is a symbolic link", "--from-tree reads only folders and files reached through no link",
+                  "nothing was written")
+    assert err.count("\n") == 2, err
+    assert not (tmp_path / "tree").exists()

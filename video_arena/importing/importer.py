@@ -35,6 +35,7 @@ from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M
 from video_arena.importing.logs import ImportCaseError, LogRow, read_input
 from video_arena.importing.rules import NoWhereRule, where_error
+from video_arena.safe_io import linked_component
 from video_arena.toolkit_info import toolkit_provenance
 from video_arena.games.cli import expected_files
 
@@ -188,12 +189,10 @@ def rounded(v: float, lo: float, hi: float, label: str) -> float:
 def no_link_below(base: Path, path: Path) -> None:
     """Raise ImportCaseError when any component of `path` below `base` is a symbolic link: the importer
     writes inside its tree only, never through a link that leads out of it."""
-    cur = base
-    for part in path.relative_to(base).parts:
-        cur = cur / part
-        if cur.is_symlink():
-            raise ImportCaseError(f"{cur} is a symbolic link (to {os.readlink(cur)!r}): the importer writes only "
-                                  f"inside {base}, never through a link; replace it with a folder")
+    link = linked_component(base, path)
+    if link is not None:
+        raise ImportCaseError(f"{link} is a symbolic link (to {os.readlink(link)!r}): the importer writes only "
+                              f"inside {base}, never through a link; replace it with a folder")
 
 
 def _inside(base: Path, path: Path) -> bool:
