@@ -123,7 +123,11 @@ def check_rows(gd: GameDefinition, rows: list[LogRow]) -> None:
 
 
 def values_from_series(rows: list[LogRow], series: list[tuple[str, float, float]]) -> list[tuple[float, float]]:
-    """(v_before, v_after) per event from a step-function V_t series (docs/IMPORTING.md, "V_t")."""
+    """(v_before, v_after) per event from a step-function V_t series (docs/IMPORTING.md, "V_t").
+
+    One pass over both (rows and points are in time order): for the events at one time T (a run of rows
+    within TIME_EPS of T), `before` is the last point earlier than T - TIME_EPS and `at` the points within
+    TIME_EPS of T, found by moving one index forward through the series; O(rows + points)."""
     prev_t = None
     for label, t, _ in series:
         if t < 0:
@@ -135,29 +139,36 @@ def values_from_series(rows: list[LogRow], series: list[tuple[str, float, float]
         raise ImportCaseError(f"{series[0][0]}: the V_t series must start at t=0 (V at the start of the video), "
                               f"starts at {series[0][1]}")
     out: list[tuple[float, float]] = []
-    i = 0
+    i = j = 0   # j: the first point not earlier than T - TIME_EPS
     while i < len(rows):
         T = rows[i].t
-        group = [r for r in rows[i:] if abs(r.t - T) <= TIME_EPS]
-        at = [p for p in series if abs(p[1] - T) <= TIME_EPS]
-        before = [p for p in series if p[1] < T - TIME_EPS]
-        if not before:  # events at t=0: the first point at 0 is V at the start
-            before, at = at[:1], at[1:]
+        n_group = 1
+        while i + n_group < len(rows) and abs(rows[i + n_group].t - T) <= TIME_EPS:
+            n_group += 1
+        while j < len(series) and series[j][1] < T - TIME_EPS:
+            j += 1
+        k = j
+        while k < len(series) and abs(series[k][1] - T) <= TIME_EPS:
+            k += 1
+        at = series[j:k]
+        if j > 0:
+            vb = series[j - 1][2]
+        elif at:   # events at t=0: the first point at 0 is V at the start
+            vb, at = at[0][2], at[1:]
         if not at:
             raise ImportCaseError(f"{rows[i].label}: the V_t series has no point at t={T} "
                                   f"(the value just after this event)")
-        vb = before[-1][2]
-        if len(at) == len(group):
+        if len(at) == n_group:
             for p in at:
                 out.append((vb, p[2]))
                 vb = p[2]
         elif len(at) == 1:
             out.append((vb, at[0][2]))
-            out.extend((at[0][2], at[0][2]) for _ in group[1:])
+            out.extend((at[0][2], at[0][2]) for _ in range(n_group - 1))
         else:
-            raise ImportCaseError(f"{at[0][0]}: {len(group)} event(s) at t={T} but {len(at)} V_t points there "
-                                  f"(need {'1' if len(group) == 1 else f'1 or {len(group)}'})")
-        i += len(group)
+            raise ImportCaseError(f"{at[0][0]}: {n_group} event(s) at t={T} but {len(at)} V_t points there "
+                                  f"(need {'1' if n_group == 1 else f'1 or {n_group}'})")
+        i += n_group
     return out
 
 
