@@ -252,3 +252,76 @@ def test_a_source_tree_read_through_a_link_is_refused(tmp_path, capsys, stand_in
                   "nothing was written")
     assert err.count("\n") == 2, err
     assert not (tmp_path / "tree").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# signals while the staging folder is made or removed
+# --------------------------------------------------------------------------------------------------
+def test_a_signal_while_the_staging_folder_is_made_leaves_none(tmp_path, capsys, monkeypatch, stand_in):
+    """SIGTERM right after the staging folder was made (before the import could hold it) once left it."""
+    from video_arena.importing import importer as I
+
+    real = I.tempfile.mkdtemp
+
+    def mkdtemp(**kw):
+        made = real(**kw)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return made
+
+    monkeypatch.setattr(I.tempfile, "mkdtemp", mkdtemp)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    assert import_cli.main(args(tmp_path, tree=tree)) == 143
+    err = capsys.readouterr().err
+    assert err == "import-cases: terminated; nothing was written\n", err
+    assert files(tree) == {}
+
+
+def test_a_signal_during_the_clean_up_does_not_cut_it_short(tmp_path, capsys, monkeypatch, stand_in):
+    """Ctrl-C while a failed import removes its staging folder (a second Ctrl-C, or a SIGTERM from a
+    supervisor): the clean-up finishes, one line is printed."""
+    from video_arena.importing import importer as I
+
+    def prepare(src, dst, size, fps=None):
+        Path(dst).write_bytes(b"partial video")
+        raise I.ImportCaseError("video x.mp4 does not decode: stand-in")
+
+    real = I.shutil.rmtree
+
+    def rmtree(path, **kw):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(path, **kw)
+
+    monkeypatch.setattr(M, "prepare", prepare)
+    monkeypatch.setattr(I.shutil, "rmtree", rmtree)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    assert import_cli.main(args(tmp_path, tree=tree)) == 130
+    err = capsys.readouterr().err
+    assert err == "import-cases: interrupted; nothing was written\n", err
+    assert files(tree) == {}
+
+
+def test_ctrl_c_during_the_commit_lets_it_finish(tmp_path, capsys, monkeypatch, stand_in):
+    """Ctrl-C while the files are renamed into place once left a half-updated tree (only SIGTERM waited):
+    the commit finishes, the case is whole, the line says so."""
+    from video_arena.importing import importer as I
+
+    real, calls = I._move, []
+
+    def move(staged, final):
+        calls.append(final)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(staged, final)
+
+    monkeypatch.setattr(I, "_move", move)
+    tree = tmp_path / "tree"
+    assert import_cli.main(args(tmp_path, tree=tree)) == 130
+    err = capsys.readouterr().err
+    assert err == "import-cases: interrupted after the import had completed\n", err
+    cases = json.loads((tree / "badminton" / "cases.json").read_text())["cases"]
+    assert len(cases) == 1 and len(calls) > 2
+    cid = cases[0]["case_id"]
+    assert (tree / "badminton" / "gt" / f"{cid}.json").is_file() and (tree / "badminton" / "media" / f"{cid}.mp4").is_file()
+    assert not list(tree.glob(".import-*"))

@@ -35,6 +35,7 @@ from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M
 from video_arena.importing.logs import ImportCaseError, LogRow, read_input
 from video_arena.importing.rules import NoWhereRule, where_error
+from video_arena.importing.signals import Interrupted, uninterrupted
 from video_arena.safe_io import linked_component
 from video_arena.toolkit_info import toolkit_provenance
 from video_arena.games.cli import expected_files
@@ -213,6 +214,9 @@ def _inside(base: Path, path: Path) -> bool:
 class Importer:
     """Collect checked cases into a staging folder; `commit()` puts them into the tree."""
 
+    #: the importers of this process whose staging folders are not yet removed
+    live: set[Importer] = set()
+
     def __init__(self, tasks_root: str | Path, media_root: str | Path | None = None, replace: bool = False):
         self.root = Path(tasks_root).expanduser().resolve()
         env_media = os.environ.get(paths.MEDIA_ROOT_ENV) if media_root is None else None
@@ -228,14 +232,18 @@ class Importer:
         for base in (self.root, self.media_root):
             if base.exists() and not base.is_dir():
                 raise ImportCaseError(f"{base} exists and is not a folder")
-        self.committing = False
-        self.created = [d for d in dict.fromkeys((self.root, self.media_root)) if not d.exists()]
-        for d in self.created:
-            d.mkdir(parents=True)
+        self.committing = self.committed = False
         self.replace = replace
-        self.stage = Path(tempfile.mkdtemp(prefix=".import-", dir=self.root))
-        self.media_stage = (self.stage if _same_dir(self.media_root, self.root)
-                            else Path(tempfile.mkdtemp(prefix=".import-", dir=self.media_root)))
+        self.created: list[Path] = []
+        self.stage = self.media_stage = None
+        with uninterrupted():   # what is made here is registered before a signal can cut in
+            Importer.live.add(self)
+            self.created = [d for d in dict.fromkeys((self.root, self.media_root)) if not d.exists()]
+            for d in self.created:
+                d.mkdir(parents=True)
+            self.stage = Path(tempfile.mkdtemp(prefix=".import-", dir=self.root))
+            self.media_stage = (self.stage if _same_dir(self.media_root, self.root)
+                                else Path(tempfile.mkdtemp(prefix=".import-", dir=self.media_root)))
         self.tree, self.staged = TasksTree(self.root, self.media_root), TasksTree(self.stage, self.media_stage)
         self.games: dict[str, _GameChanges] = {}
         self.taken: dict[str, set[str]] = {}
@@ -249,13 +257,23 @@ class Importer:
         self.discard()
 
     def discard(self) -> None:
-        for d in {self.stage, self.media_stage}:
-            shutil.rmtree(d, ignore_errors=True)
-        for d in self.created:  # a tree this import created and left empty goes too
-            try:
-                d.rmdir()
-            except OSError:
-                pass
+        """Remove the staging folders (and a tree this import created and left empty); no signal cuts it
+        short, and it may run twice."""
+        with uninterrupted():
+            for d in {self.stage, self.media_stage} - {None}:
+                shutil.rmtree(d, ignore_errors=True)
+            for d in self.created:
+                try:
+                    d.rmdir()
+                except OSError:
+                    pass
+            Importer.live.discard(self)
+
+    @classmethod
+    def discard_all(cls) -> None:
+        """Discard every importer of this process not yet discarded (import-cases' last word on any exit)."""
+        for imp in list(cls.live):
+            imp.discard()
 
     def _game(self, game: str) -> _GameChanges:
         if game not in self.games:
@@ -459,14 +477,20 @@ class Importer:
         for _, final in moves + tail:  # checked before the first rename: all or nothing
             no_link_below(self.root if _inside(self.root, final) else self.media_root, final)
         done = []
-        self.committing = True
-        for staged, final in moves + tail:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            _move(staged, final)
-            if final.suffix == ".mp4":
-                os.chmod(final, 0o644)
-            done.append(final)
-        self.discard()
+        try:
+            with uninterrupted():   # a signal waits until every file is in place (never a half-updated tree)
+                self.committing = True
+                for staged, final in moves + tail:
+                    final.parent.mkdir(parents=True, exist_ok=True)
+                    _move(staged, final)
+                    if final.suffix == ".mp4":
+                        os.chmod(final, 0o644)
+                    done.append(final)
+                self.committed = True
+                self.discard()
+        except Interrupted as exc:
+            exc.after_commit = self.committed
+            raise
         return done
 
 
