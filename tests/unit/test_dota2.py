@@ -269,6 +269,22 @@ def test_a_match_that_would_render_without_end_is_refused_before_any_work(tmp_pa
     assert not (tmp_path / "tree").exists()
 
 
+def test_the_bounds_docs_importing_states_are_the_matchs_and_lie_beyond_the_committed_matches():
+    """docs/IMPORTING.md's list of a match file's bounds is match.py's, and the committed matches' range it
+    quotes is the one `report ranges` prints."""
+    doc = " ".join((paths.repo_resource("docs", "IMPORTING.md")).read_text(encoding="utf-8").split())
+    durations = [v["match"]["duration"] for v in R.all_matches().values()]
+    for text in (f"`duration` at most {M.MAX_DURATION_S // 3600} hours ({M.MAX_DURATION_S:,} s)",
+                 f"at most {M.END_SLACK_S} s after `duration`", f"at most {M.WARD_WINDOW_S // 60} minutes before the horn",
+                 f"at most once per {M.ROSHAN_RESPAWN_S} s of the match", f"at most {M.MAX_OBJECTIVES} building and Roshan",
+                 f"at most {M.MAX_WARD_ENTRIES:,} ward entries", f"leads of at most {M.MAX_LEAD:,} gold",
+                 f"within {M.LEAD_SLACK_MIN} minutes of the match's length",
+                 f"the {len(durations)} committed matches' range beside each bound: they last "
+                 f"{min(durations)}-{max(durations)} s"):
+        assert text in doc, text
+    assert max(durations) < M.MAX_DURATION_S
+
+
 # -- the built cases against the raw record rows ----------------------------------------------------------
 
 def _raw_events(match_id: int) -> list[tuple[int, str, str, str]]:

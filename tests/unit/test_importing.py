@@ -344,3 +344,17 @@ def test_cli_usage_errors(tmp_path, capsys):
         import_cli.main(["--tasks-root", str(tmp_path), "--game", "cs2", "--video", "v", "--events", "e",
                          "--source", "s", "--licence", "l"])
     assert "--value-model" in capsys.readouterr().err
+
+
+def test_the_bounds_docs_importing_states_are_the_codes():
+    """docs/IMPORTING.md's table of bounds says what the code holds an input to."""
+    from video_arena import safe_io
+    from video_arena.importing import logs, media
+    from video_arena.media import container
+
+    doc = paths.repo_resource("docs", "IMPORTING.md").read_text(encoding="utf-8")
+    for text in (f"| event log, V_t series, source-tree JSON file | {logs.MAX_LOG_BYTES >> 20} MB; JSON nested at most "
+                 f"{safe_io.MAX_JSON_DEPTH} levels, integers of at most {safe_io.MAX_JSON_INT_DIGITS} digits",
+                 f"| video | {container.MAX_VIDEO_BYTES >> 30} GiB, {media.MAX_VIDEO_S // 3600} hours, "
+                 f"{media.MAX_SIDE} pixels a side"):
+        assert text in doc, text
