@@ -138,6 +138,13 @@ def loads_bounded(data: bytes | str, max_depth: int = MAX_JSON_DEPTH,
     return doc
 
 
+def shown(value: Any, width: int = 40) -> str:
+    """A value from outside as a one-line refusal shows it: its repr, cut to `width` characters with the
+    length said (a 400-digit number or a megabyte string is not printed whole)."""
+    text = repr(value)
+    return text if len(text) <= width else f"{text[:width // 2]}... ({len(text)} characters)"
+
+
 def _json_path(where: tuple) -> str:
     """`objectives[3].time` from the linked (key, parent) tuples of loads_bounded's walk."""
     keys = []

@@ -85,3 +85,8 @@ def test_a_regular_file_is_opened_without_following_a_link_or_blocking(tmp_path)
         th.join(30)
         assert not th.is_alive(), f"open_regular blocked on {path}"
         assert isinstance(box["got"], OSError), (path, box)
+
+
+def test_a_value_is_shown_cut_with_its_length():
+    assert safe_io.shown(12) == "12" and safe_io.shown("ab") == "'ab'"
+    assert safe_io.shown(10 ** 400) == "1" + "0" * 19 + "... (401 characters)"

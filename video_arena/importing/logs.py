@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from video_arena.safe_io import JSONLimitError, loads_bounded, read_bounded
+from video_arena.safe_io import JSONLimitError, loads_bounded, read_bounded, shown
 
 EVENT_FIELDS = ("t", "type", "actor", "where")
 OPTIONAL_FIELDS = ("v_before", "v_after", "delta", "state")
@@ -107,16 +107,10 @@ def number(label: str, field: str, value: Any, *, required: bool = True) -> floa
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ImportCaseError(f"{label}: {field!r} must be a number, got {_shown(value)}") from None
+        raise ImportCaseError(f"{label}: {field!r} must be a number, got {shown(value)}") from None
     if not math.isfinite(x):
-        raise ImportCaseError(f"{label}: {field!r} must be finite, got {_shown(value)}")
+        raise ImportCaseError(f"{label}: {field!r} must be finite, got {shown(value)}")
     return x
-
-
-def _shown(value: Any) -> str:
-    """A value as an error line shows it: a 400-digit number is not printed whole."""
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def text_field(label: str, field: str, value: Any, *, required: bool = True) -> str | None:

@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from video_arena.safe_io import shown
+
 
 class MatchError(ValueError):
     """A match record the DOTA 2 cases cannot use (one clear line)."""
@@ -145,11 +147,11 @@ def _int(v: Any, what: str, lo: int | None = None, hi: int | None = None, why: s
     if isinstance(v, float) and math.isfinite(v) and v == int(v):
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int):
-        raise MatchError(f"{what} must be a whole number, got {_shown(v)}")
+        raise MatchError(f"{what} must be a whole number, got {shown(v)}")
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         bounds = (f"within [{lo}, {hi}]" if lo is not None and hi is not None
                   else f"at most {hi}" if lo is None else f"at least {lo}")
-        raise MatchError(f"{what} is {_shown(v)}, must be {bounds}{why}")
+        raise MatchError(f"{what} is {shown(v)}, must be {bounds}{why}")
     return v
 
 
@@ -157,14 +159,8 @@ def _number(v: Any, what: str) -> int | float:
     if isinstance(v, int) and not isinstance(v, bool):
         return _int(v, what)
     if not isinstance(v, float) or not math.isfinite(v):
-        raise MatchError(f"{what} must be a number, got {_shown(v)}")
+        raise MatchError(f"{what} must be a number, got {shown(v)}")
     return int(v) if v == int(v) else v
-
-
-def _shown(v: Any) -> str:
-    """A value as a refusal shows it: a 400-digit number is not printed whole."""
-    text = repr(v)
-    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def _ward(e: Any, what: str, duration: int) -> dict[str, int | float]:
