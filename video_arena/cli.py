@@ -48,7 +48,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"video-arena: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
     module_name, func_name = COMMANDS[name][0].split(":")
-    func = getattr(importlib.import_module(module_name), func_name)
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+    except KeyboardInterrupt:   # Ctrl-C before the command started (nothing done yet): one line, no traceback
+        print(f"video-arena {name}: interrupted while loading; nothing was done", file=sys.stderr)
+        return 130
     return int(func(rest) or 0)
 
 

@@ -1,10 +1,12 @@
 """Safe file I/O, below every other part of the package: bounded reads of files that may be hostile (a
 regular file only, opened without following a symbolic link and without blocking, never more than a cap
-read), JSON objects read with that bound, and atomic writes.  Every reader of an outside file (a record,
-a log, a results folder, a Harbor job, a tasks tree) reads through here (docs/SECURITY.md)."""
+read), JSON parsed with bounds on its nesting and its numbers, a check for a symbolic link on any
+component of a path below a root, and atomic writes.  Every reader of an outside file (a record, a log, a
+results folder, a Harbor job, a tasks tree) reads through here (docs/SECURITY.md)."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import threading
@@ -14,6 +16,10 @@ from typing import Any
 #: Run records, manifests, Harbor result and config documents are read with this bound (far above any
 #: real one): a hostile or broken file costs at most this much memory.
 MAX_RECORD_BYTES = 16 * 1024 * 1024
+#: JSON from outside is nested at most this deep (a match parse: 7 levels) ...
+MAX_JSON_DEPTH = 64
+#: ... and its integers have at most this many digits (the largest 64-bit id has 20).
+MAX_JSON_INT_DIGITS = 20
 
 
 def read_bounded(path: Path, cap: int) -> tuple[bytes, int]:
@@ -29,14 +35,26 @@ def read_tail(path: Path, cap: int) -> tuple[bytes, int]:
     return _read_regular(path, lambda size: (max(0, size - cap), cap))
 
 
-def _read_regular(path: Path, span) -> tuple[bytes, int]:
-    """(the bytes span(size) = (offset, at most n) names of a regular file opened without following a
-    symlink or blocking, its size).  Raises OSError."""
+def open_regular(path: Path) -> tuple[int, os.stat_result]:
+    """(a read-only descriptor, its stat) of a regular file, opened without following a symbolic link (as
+    its last component) and without blocking (a FIFO opens without a writer, then fails the check).
+    Raises OSError: a symlink, a folder, a FIFO, a device."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise OSError(f"{Path(path).name} is not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def _read_regular(path: Path, span) -> tuple[bytes, int]:
+    """(the bytes span(size) = (offset, at most n) names of a regular file opened without following a
+    symlink or blocking, its size).  Raises OSError."""
+    fd, st = open_regular(path)
+    try:
         offset, want = span(st.st_size)
         if offset:
             os.lseek(fd, offset, os.SEEK_SET)
@@ -67,6 +85,73 @@ def read_json_object(path: Path, cap: int = MAX_RECORD_BYTES) -> tuple[dict[str,
     if not isinstance(doc, dict):
         return None, f"not a JSON object (a {type(doc).__name__})"
     return doc, ""
+
+
+def linked_component(base: Path, path: Path) -> Path | None:
+    """The first component of `path` below `base` (the path itself included) that is a symbolic link, or
+    None.  `base` itself is not looked at: a root given through a link is the caller's choice."""
+    cur = Path(base)
+    for part in Path(path).relative_to(base).parts:
+        cur = cur / part
+        if cur.is_symlink():
+            return cur
+    return None
+
+
+class JSONLimitError(ValueError):
+    """JSON that is not JSON or is beyond a bound (nesting, an integer's digits, a number that is no
+    finite float): one line saying what and where."""
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads_bounded(data: bytes | str, max_depth: int = MAX_JSON_DEPTH,
+                  max_int_digits: int = MAX_JSON_INT_DIGITS) -> Any:
+    """JSON text (its size already bounded by the read) parsed with bounds: nested at most `max_depth`
+    deep, every integer of at most `max_int_digits` digits, every number a finite float (json reads
+    `1e400` as inf; NaN and Infinity are refused).  Python's own limits would end elsewhere in a
+    traceback: nesting past about 1000 is a RecursionError, an integer past 4300 digits a ValueError, and
+    a 400-digit one loads but overflows the first float() it meets.  Raises JSONLimitError."""
+    try:
+        doc = json.loads(data, parse_constant=_no_constant)
+    except RecursionError:
+        raise JSONLimitError(f"nested deeper than {max_depth} levels") from None
+    except ValueError as exc:   # JSONDecodeError, a bad encoding, an integer past Python's 4300 digits
+        raise JSONLimitError(f"not valid JSON ({(str(exc).splitlines() or [type(exc).__name__])[0][:120]})") from None
+    limit = 10 ** max_int_digits
+    stack: list[tuple[Any, int, tuple]] = [(doc, 1, ())]
+    while stack:
+        value, depth, where = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > max_depth:
+                raise JSONLimitError(f"nested deeper than {max_depth} levels (at {_json_path(where)})")
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((v, depth + 1, (k, where)) for k, v in items)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not -limit < value < limit:
+                raise JSONLimitError(f"an integer of {len(str(abs(value)))} digits at {_json_path(where)} "
+                                     f"(at most {max_int_digits})")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise JSONLimitError(f"a number too large for a float at {_json_path(where)}")
+    return doc
+
+
+def shown(value: Any, width: int = 40) -> str:
+    """A value from outside as a one-line refusal shows it: its repr, cut to `width` characters with the
+    length said (a 400-digit number or a megabyte string is not printed whole)."""
+    text = repr(value)
+    return text if len(text) <= width else f"{text[:width // 2]}... ({len(text)} characters)"
+
+
+def _json_path(where: tuple) -> str:
+    """`objectives[3].time` from the linked (key, parent) tuples of loads_bounded's walk."""
+    keys = []
+    while where:
+        key, where = where
+        keys.append(f"[{key}]" if isinstance(key, int) else f".{key}")
+    return "".join(reversed(keys)).lstrip(".") or "the top"
 
 
 def json_text(obj: Any) -> str:

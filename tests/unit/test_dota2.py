@@ -121,7 +121,7 @@ def test_two_tier4_kills_take_the_two_towers_in_order():
      "falls twice"),
     (lambda o: o["objectives"].append({"time": 700, "type": "building_kill", "key": "npc_dota_badguys_tower5_mid"}),
      "no building the DOTA 2 cases know"),
-    (lambda o: o["objectives"].append({"time": 1600, "type": "building_kill", "key": "npc_dota_goodguys_tower1_top"}),
+    (lambda o: o["objectives"].append({"time": 1503, "type": "building_kill", "key": "npc_dota_goodguys_tower1_top"}),
      "after the Ancient fell"),
     (lambda o: o["objectives"].append({"time": 700, "type": "CHAT_MESSAGE_ROSHAN_KILL", "team": 4}), "team 4"),
     (lambda o: o.__setitem__("radiant_gold_adv", [0, 1]), "covers 2 minutes of a 25-minute match"),
@@ -180,6 +180,109 @@ def test_import_refuses_a_fitting_match_whose_v_t_the_model_saw(tmp_path, capsys
     err = capsys.readouterr().err
     assert rc == 2 and "in the V_t model's fitting set" in err and err.count("\n") == 1, err
     assert not (tmp_path / "tree").exists()
+
+
+# -- hostile match files: every bound is one line, exit 2, nothing written (docs/SECURITY.md) --------------
+
+def _import_file(tmp_path: Path, capsys, text: str | None = None, path: Path | None = None) -> str:
+    """import-cases --opendota on one file: it must refuse in one line with exit 2 and write nothing."""
+    from video_arena.importing import cli as import_cli
+
+    if path is None:
+        path = tmp_path / "m.json"
+        path.write_text(text)
+    tree = tmp_path / "tree"
+    rc = import_cli.main(["--tasks-root", str(tree), "--game", "dota2", "--opendota", str(path), "--licence", "x"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, (rc, err)
+    assert "nothing was written" in err and not tree.exists(), err
+    return err
+
+
+FORT = '{"time": 1500, "type": "building_kill", "key": "npc_dota_badguys_fort"}'
+
+
+@pytest.mark.parametrize("text,needle", [
+    (json.dumps(tiny()).replace('"duration": 1500', '"duration": ' + "9" * 401), "an integer of 401 digits at duration"),
+    (json.dumps(tiny()).replace(FORT, FORT.replace("1500", "-" + "1" * 401)), "401 digits at objectives[5].time"),
+    (json.dumps(tiny()).replace('"radiant_gold_adv": [0', '"radiant_gold_adv": [' + "5" * 401),
+     "401 digits at radiant_gold_adv[0]"),
+    ('{"match_id": 1, "players": ' + "[" * 200_000 + "]" * 200_000 + "}", "nested deeper than 64 levels"),
+    (json.dumps(tiny()).replace(FORT, FORT.replace("1500", "1e400")), "a number too large for a float"),
+])
+def test_a_number_or_nesting_python_cannot_take_is_one_line(tmp_path, capsys, text, needle):
+    """A 401-digit integer made an OverflowError (math.isfinite of it), JSON nested 200,000 deep a RecursionError."""
+    assert needle in _import_file(tmp_path, capsys, text)
+
+
+@pytest.mark.parametrize("change,needle", [
+    (lambda o: o["objectives"][2].__setitem__("time", 10 ** 18),
+     "objectives[2].time is 1000000000000000000, must be at most 1505 (the match ends at duration 1500 s)"),
+    (lambda o: o["players"][1]["sen_log"][0].__setitem__("time", -10 ** 12), "players[1].sen_log[0].time is -1000000000000"),
+    (lambda o: o["radiant_xp_adv"].__setitem__(3, 10 ** 15), "radiant_xp_adv[3] is 1000000000000000, must be within"),
+    (lambda o: o.__setitem__("radiant_gold_adv", [0] * 10 ** 5), "radiant_gold_adv covers 100000 minutes of a 25-minute"),
+    (lambda o: o["objectives"].extend([{"time": 900, "type": "CHAT_MESSAGE_ROSHAN_KILL", "team": 3}] * 300),
+     "more than 200 building and Roshan kills"),
+    (lambda o: o["objectives"].extend([{"time": 900 + k, "type": "CHAT_MESSAGE_ROSHAN_KILL", "team": 3} for k in range(4)]),
+     "Roshan killed 5 times in 1500 s"),
+    (lambda o: o["players"][0].__setitem__("obs_log", [{"time": 1, "x": 1, "y": 1, "ehandle": k} for k in range(2001)]),
+     "more than 2000 ward entries"),
+    (lambda o: o["players"][0].__setitem__("player_slot", 10 ** 6), "players[0].player_slot is 1000000, must be within [0, 255]"),
+])
+def test_a_time_or_number_beyond_the_matchs_range_is_one_line(tmp_path, capsys, change, needle):
+    """Times are held to the match's duration, leads, ward and kill counts to what a match can hold (the
+    Ancient's fall at 1e9 s, which once made a billion-frame video, is tried in a child process below)."""
+    obj = tiny()
+    change(obj)
+    assert needle in _import_file(tmp_path, capsys, json.dumps(obj))
+
+
+def test_a_match_file_that_is_a_link_is_refused(tmp_path, capsys):
+    real = tmp_path / "real.json"
+    real.write_text(json.dumps(tiny(match_id=5)))
+    (tmp_path / "m.json").symlink_to(real)
+    assert "a symbolic link" in _import_file(tmp_path, capsys, path=tmp_path / "m.json")
+
+
+@pytest.mark.parametrize("change,needle", [
+    (lambda o: o["objectives"][-1].__setitem__("time", 1_000_000_000), "objectives[5].time is 1000000000"),
+    (lambda o: (o.__setitem__("duration", 12_000_000), o.__setitem__("objectives", o["objectives"][:3]),
+                o.__setitem__("radiant_gold_adv", [0] * 200_001), o.__setitem__("radiant_xp_adv", [0] * 200_001)),
+     "duration 12000000 s is longer than the 14400 s a match may last"),
+])
+def test_a_match_that_would_render_without_end_is_refused_before_any_work(tmp_path, change, needle):
+    """The two reproductions that once grew past 3 GB or rendered for hours, run in a child limited to
+    2 GiB of address space and 120 s: refused in one line (exit 2), nothing written."""
+    import subprocess
+    import sys
+
+    obj = tiny(match_id=11)
+    change(obj)
+    (tmp_path / "m.json").write_text(json.dumps(obj))
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30)); "
+            "from video_arena.importing import cli; sys.exit(cli.main(sys.argv[1:]))")
+    p = subprocess.run([sys.executable, "-c", code, "--tasks-root", str(tmp_path / "tree"), "--game", "dota2",
+                        "--opendota", str(tmp_path / "m.json"), "--licence", "x"],
+                       capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if k not in ("VA_MEDIA_ROOT", "VA_TASKS_ROOT")})
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and needle in p.stderr, (p.returncode, p.stderr[-2000:])
+    assert not (tmp_path / "tree").exists()
+
+
+def test_the_bounds_docs_importing_states_are_the_matchs_and_lie_beyond_the_committed_matches():
+    """docs/IMPORTING.md's list of a match file's bounds is match.py's, and the committed matches' range it
+    quotes is the one `report ranges` prints."""
+    doc = " ".join((paths.repo_resource("docs", "IMPORTING.md")).read_text(encoding="utf-8").split())
+    durations = [v["match"]["duration"] for v in R.all_matches().values()]
+    for text in (f"`duration` at most {M.MAX_DURATION_S // 3600} hours ({M.MAX_DURATION_S:,} s)",
+                 f"at most {M.END_SLACK_S} s after `duration`", f"at most {M.WARD_WINDOW_S // 60} minutes before the horn",
+                 f"at most once per {M.ROSHAN_RESPAWN_S} s of the match", f"at most {M.MAX_OBJECTIVES} building and Roshan",
+                 f"at most {M.MAX_WARD_ENTRIES:,} ward entries", f"leads of at most {M.MAX_LEAD:,} gold",
+                 f"within {M.LEAD_SLACK_MIN} minutes of the match's length",
+                 f"the {len(durations)} committed matches' range beside each bound: they last "
+                 f"{min(durations)}-{max(durations)} s"):
+        assert text in doc, text
+    assert max(durations) < M.MAX_DURATION_S
 
 
 # -- the built cases against the raw record rows ----------------------------------------------------------

@@ -149,6 +149,74 @@ def test_series_too_many_points_at_one_time():
         values_from_series(rows_at(2), series((0, .5), (2, .6), (2, .7), (2, .8)))
 
 
+def series_rule(rows, pts):
+    """docs/IMPORTING.md's rule, word for word and without regard to cost: for the events at each time T,
+    v_before is the last point before T (at T = 0, the first point at 0), and the points at T are taken in
+    order when there are as many as events, else the one point goes to the first event."""
+    out, i = [], 0
+    while i < len(rows):
+        T = rows[i].t
+        group = [r for r in rows[i:] if r.t == T]
+        at = [p for p in pts if p[1] == T]
+        before = [p for p in pts if p[1] < T]
+        if not before:
+            before, at = at[:1], at[1:]
+        if not at:
+            return f"no point at t={T}"
+        vb = before[-1][2]
+        if len(at) == len(group):
+            for p in at:
+                out.append((vb, p[2]))
+                vb = p[2]
+        elif len(at) == 1:
+            out += [(vb, at[0][2])] + [(at[0][2], at[0][2])] * (len(group) - 1)
+        else:
+            return f"{len(group)} event(s) at t={T} but {len(at)} V_t points there"
+        i += len(group)
+    return out
+
+
+class Counted(list):
+    """A list that counts every element read from it (by index, slice or iteration)."""
+
+    reads = 0
+
+    def __getitem__(self, k):
+        got = super().__getitem__(k)
+        Counted.reads += len(got) if isinstance(k, slice) else 1
+        return got
+
+    def __iter__(self):
+        for x in super().__iter__():
+            Counted.reads += 1
+            yield x
+
+
+def test_series_values_follow_the_rule_reading_each_row_and_point_a_bounded_number_of_times():
+    """Random logs and series on a coarse time grid (shared times, drift points, missing and surplus points)
+    give what the rule gives, and the events and points are read O(rows + points) times in all: 20,000
+    events with a 20,000-point series once took a minute (every time group scanned the whole series)."""
+    import random
+
+    rng = random.Random(36)
+    for _ in range(300):
+        ts = sorted(rng.choice(range(12)) for _ in range(rng.randint(1, 8)))
+        pts = [(0, .5)] + sorted((rng.choice(range(13)), round(rng.random(), 2)) for _ in range(rng.randint(0, 14)))
+        rows, pts = rows_at(*ts), series(*pts)
+        want = series_rule(rows, pts)
+        if isinstance(want, str):
+            with pytest.raises(ImportCaseError) as exc:
+                values_from_series(rows, pts)
+            assert want in str(exc.value)
+        else:
+            assert values_from_series(rows, pts) == want
+    n = 1000
+    rows, pts = Counted(rows_at(*range(1, n + 1))), Counted(series((0, .5), *((t, .5) for t in range(1, n + 1))))
+    Counted.reads = 0
+    assert len(values_from_series(rows, pts)) == n
+    assert Counted.reads <= 10 * (len(rows) + len(pts)), Counted.reads
+
+
 # -- log formats --------------------------------------------------------------------------------------
 
 def test_csv_and_json_logs_read_the_same(tmp_path):
@@ -276,3 +344,17 @@ def test_cli_usage_errors(tmp_path, capsys):
         import_cli.main(["--tasks-root", str(tmp_path), "--game", "cs2", "--video", "v", "--events", "e",
                          "--source", "s", "--licence", "l"])
     assert "--value-model" in capsys.readouterr().err
+
+
+def test_the_bounds_docs_importing_states_are_the_codes():
+    """docs/IMPORTING.md's table of bounds says what the code holds an input to."""
+    from video_arena import safe_io
+    from video_arena.importing import logs, media
+    from video_arena.media import container
+
+    doc = paths.repo_resource("docs", "IMPORTING.md").read_text(encoding="utf-8")
+    for text in (f"| event log, V_t series, source-tree JSON file | {logs.MAX_LOG_BYTES >> 20} MB; JSON nested at most "
+                 f"{safe_io.MAX_JSON_DEPTH} levels, integers of at most {safe_io.MAX_JSON_INT_DIGITS} digits",
+                 f"| video | {container.MAX_VIDEO_BYTES >> 30} GiB, {media.MAX_VIDEO_S // 3600} hours, "
+                 f"{media.MAX_SIDE} pixels a side"):
+        assert text in doc, text

@@ -7,7 +7,10 @@ The video conversion is replaced by a stand-in here (the checks under test come 
 tests/e2e/test_importing_e2e.py converts real videos."""
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -172,3 +175,153 @@ def test_sigterm_during_an_import_leaves_no_staging_folder(tmp_path):
     assert p.returncode == 143, (p.returncode, p.stderr)
     assert "terminated; nothing was written" in p.stderr
     assert files(tree) == {} and files(tmp_path / "media") == {}
+
+
+# --------------------------------------------------------------------------------------------------
+# numbers and nesting Python cannot take: one line, exit 1, nothing written
+# --------------------------------------------------------------------------------------------------
+BIG = "9" * 401
+
+
+@pytest.mark.parametrize("events,values,needle", [
+    ('[{"t": ' + BIG + ', "type": "winner", "actor": "player_a", "where": "back", "v_before": 0.5, "v_after": 0.6}]',
+     None, "events.json: an integer of 401 digits at [0].t"),
+    ('{"events": [{"t": 2, "type": "winner", "actor": "player_a", "where": "back", "v_before": 0.5, "v_after": 1'
+     + "0" * 400 + "}]}", None, "an integer of 401 digits at events[0].v_after"),
+    ('{"events": ' + "[" * 200_000 + "]" * 200_000 + "}", None, "events.json: nested deeper than 64 levels"),
+    ('[{"t": 2, "type": "winner", "actor": "player_a", "where": "back"}]', '[[0, 0.5], [' + BIG + ', 0.6]]',
+     "values.json: an integer of 401 digits at [1][0]"),
+    ('[{"t": 2, "type": "winner", "actor": "player_a", "where": "back"}]', '{"v_series": [[0, 0.5], [2, -' + BIG + ']]}',
+     "values.json: an integer of 401 digits at v_series[1][1]"),
+    ("t,type,actor,where,v_before,v_after\n" + BIG + ",winner,player_a,back,0.5,0.6\n", None,
+     "events.csv line 2: 't' must be finite, got '9999999999999999999... (403 characters)"),
+])
+def test_a_401_digit_number_or_deep_nesting_in_a_log_is_one_line(tmp_path, capsys, stand_in, events, values, needle):
+    """A 401-digit JSON integer loads (Python reads up to 4300 digits) but overflows the first float() it
+    meets: once an OverflowError traceback; 200,000 levels of nesting were a RecursionError."""
+    name = "events.csv" if events.startswith("t,") else "events.json"
+    argv = args(tmp_path, log=events)
+    (tmp_path / name).write_text(events)
+    argv[argv.index("--events") + 1] = str(tmp_path / name)
+    if values is not None:
+        (tmp_path / "values.json").write_text(values)
+        argv += ["--values", str(tmp_path / "values.json")]
+    err = refused(capsys, argv, needle, "nothing was written")
+    assert err.count("\n") == 2 and len(err) < 400, err
+    assert not (tmp_path / "tree").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# --from-tree through a link: refused on any component below the source tree's root
+# --------------------------------------------------------------------------------------------------
+def _tree_with_one_case(src: Path) -> Path:
+    """A seed-layout tree with one badminton case; returns its ground-truth file."""
+    gt = _seed_tree(src)
+    gt.write_text(json.dumps([{"t": 2.0, "type": "winner", "actor": "player_a", "where": "back",
+                               "v_before": 0.5, "v_after": 0.56}]))
+    return gt
+
+
+@pytest.mark.parametrize("link", ["gt", "media", "game", "video", "ground truth"])
+def test_a_source_tree_read_through_a_link_is_refused(tmp_path, capsys, stand_in, link):
+    """`gt/` linked into another tree imported that tree's ground truths; a video linked to a host file was
+    imported as the case's video."""
+    src, other = tmp_path / "src", tmp_path / "other"
+    _tree_with_one_case(src)
+    other_gt = _tree_with_one_case(other)
+    host_video = tmp_path / "host-video.mp4"
+    host_video.write_bytes(b"a video of the host")
+    game = src / "badminton"
+    if link == "gt":
+        shutil.rmtree(game / "gt")
+        (game / "gt").symlink_to(other_gt.parent)
+    elif link == "media":
+        shutil.rmtree(game / "media")
+        (game / "media").symlink_to(other / "badminton" / "media")
+    elif link == "game":
+        shutil.rmtree(game)
+        game.symlink_to(other / "badminton")
+    elif link == "video":
+        (game / "media" / "Ab3dE5gH.mp4").unlink()
+        (game / "media" / "Ab3dE5gH.mp4").symlink_to(host_video)
+    else:
+        (game / "gt" / "Ab3dE5gH.json").unlink()
+        (game / "gt" / "Ab3dE5gH.json").symlink_to(other_gt)
+    err = refused(capsys, ["--from-tree", str(src), "--tasks-root", str(tmp_path / "tree"), *PROV],
+                  "is a symbolic link", "--from-tree reads only folders and files reached through no link",
+                  "nothing was written")
+    assert err.count("\n") == 2, err
+    assert not (tmp_path / "tree").exists()
+
+
+# --------------------------------------------------------------------------------------------------
+# signals while the staging folder is made or removed
+# --------------------------------------------------------------------------------------------------
+def test_a_signal_while_the_staging_folder_is_made_leaves_none(tmp_path, capsys, monkeypatch, stand_in):
+    """SIGTERM right after the staging folder was made (before the import could hold it) once left it."""
+    from video_arena.importing import importer as I
+
+    real = I.tempfile.mkdtemp
+
+    def mkdtemp(**kw):
+        made = real(**kw)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return made
+
+    monkeypatch.setattr(I.tempfile, "mkdtemp", mkdtemp)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    assert import_cli.main(args(tmp_path, tree=tree)) == 143
+    err = capsys.readouterr().err
+    assert err == "import-cases: terminated; nothing was written\n", err
+    assert files(tree) == {}
+
+
+def test_a_signal_during_the_clean_up_does_not_cut_it_short(tmp_path, capsys, monkeypatch, stand_in):
+    """Ctrl-C while a failed import removes its staging folder (a second Ctrl-C, or a SIGTERM from a
+    supervisor): the clean-up finishes, one line is printed."""
+    from video_arena.importing import importer as I
+
+    def prepare(src, dst, size, fps=None):
+        Path(dst).write_bytes(b"partial video")
+        raise I.ImportCaseError("video x.mp4 does not decode: stand-in")
+
+    real = I.shutil.rmtree
+
+    def rmtree(path, **kw):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(path, **kw)
+
+    monkeypatch.setattr(M, "prepare", prepare)
+    monkeypatch.setattr(I.shutil, "rmtree", rmtree)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    assert import_cli.main(args(tmp_path, tree=tree)) == 130
+    err = capsys.readouterr().err
+    assert err == "import-cases: interrupted; nothing was written\n", err
+    assert files(tree) == {}
+
+
+def test_ctrl_c_during_the_commit_lets_it_finish(tmp_path, capsys, monkeypatch, stand_in):
+    """Ctrl-C while the files are renamed into place once left a half-updated tree (only SIGTERM waited):
+    the commit finishes, the case is whole, the line says so."""
+    from video_arena.importing import importer as I
+
+    real, calls = I._move, []
+
+    def move(staged, final):
+        calls.append(final)
+        if len(calls) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(staged, final)
+
+    monkeypatch.setattr(I, "_move", move)
+    tree = tmp_path / "tree"
+    assert import_cli.main(args(tmp_path, tree=tree)) == 130
+    err = capsys.readouterr().err
+    assert err == "import-cases: interrupted after the import had completed\n", err
+    cases = json.loads((tree / "badminton" / "cases.json").read_text())["cases"]
+    assert len(cases) == 1 and len(calls) > 2
+    cid = cases[0]["case_id"]
+    assert (tree / "badminton" / "gt" / f"{cid}.json").is_file() and (tree / "badminton" / "media" / f"{cid}.mp4").is_file()
+    assert not list(tree.glob(".import-*"))

@@ -20,19 +20,32 @@ The built-in tasks/ is written only when --tasks-root names it. docs/IMPORTING.m
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
-import threading
 from pathlib import Path
 
 from video_arena.games.base import record_formats
 from video_arena.importing.importer import Importer, Provenance, RecordRefused
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
+from video_arena.importing.signals import Interrupted, signals_unwind
 from video_arena.cli_args import comma_list
 from video_arena.importing.tree import import_tree
 
 
 def main(argv: list[str] | None = None) -> int:
+    """SIGINT and SIGTERM unwind any import from here on (importing/signals.py): every staging folder is
+    removed whatever path was taken, and the command prints one line."""
+    with signals_unwind():
+        try:
+            return _main(argv)
+        except Interrupted as exc:
+            print(f"import-cases: {exc.verb}" + (" after the import had completed" if exc.after_commit
+                                                  else "; nothing was written"), file=sys.stderr)
+            return exc.status
+        finally:
+            Importer.discard_all()
+
+
+def _main(argv: list[str] | None) -> int:
     ap = argparse.ArgumentParser(prog="video-arena import-cases", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tasks-root", required=True, help="tasks tree to write (created if missing)")
@@ -68,41 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("a single case needs --game, --video and --events (or use --from-tree)")
     elif a.games:
         ap.error("--games goes with --from-tree")
-    prov = Provenance(a.source, a.licence, a.value_model)
-    sig = _Signals()
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, sig) if in_main else None
-    try:
-        return _import(a, prov, sig)
-    finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, previous)
+    return _import(a, Provenance(a.source, a.licence, a.value_model))
 
 
-class Terminated(BaseException):
-    """SIGTERM during an import, raised in the main thread so that every staging folder is discarded."""
-
-
-class _Signals:
-    """SIGTERM unwinds an import like Ctrl-C (the staging folders are removed), except while the commit
-    renames files into place: then the commit finishes first (never a half-updated tree)."""
-
-    def __init__(self):
-        self.importer: Importer | None = None
-        self.pending = False
-
-    def __call__(self, signum, frame):
-        if self.importer is not None and self.importer.committing:
-            self.pending = True
-            return
-        raise Terminated(signum)
-
-
-def _import(a, prov: Provenance, sig: _Signals) -> int:
-    imp = None
+def _import(a, prov: Provenance) -> int:
     try:
         with Importer(a.tasks_root, a.media_root, replace=a.replace) as imp:
-            sig.importer = imp
             if a.from_tree is not None:
 
                 games = comma_list(a.games) if a.games else None
@@ -126,12 +110,6 @@ def _import(a, prov: Provenance, sig: _Signals) -> int:
     except OSError as exc:
         print(f"import-cases: error: {exc}\nnothing was written", file=sys.stderr)
         return 1
-    except (Terminated, KeyboardInterrupt) as exc:
-        partial = imp is not None and imp.committing
-        print(f"import-cases: {'terminated' if isinstance(exc, Terminated) else 'interrupted'}; "
-              + ("the tree may be partly updated (re-run with --replace)" if partial else "nothing was written"),
-              file=sys.stderr)
-        return 143 if isinstance(exc, Terminated) else 130
     for name, lines in notes.items():
         for line in lines:
             print(f"{name}: {line}")
@@ -140,9 +118,6 @@ def _import(a, prov: Provenance, sig: _Signals) -> int:
               f"at {r['fps']} fps" + (f", times snapped by up to {r['max_time_snap_s']} s" if r['max_time_snap_s'] else ""))
     print(f"imported {len(imp.reports)} case(s) into {imp.root}"
           + (f" (videos under {imp.media_root})" if imp.media_elsewhere else ""))
-    if sig.pending:
-        print("import-cases: terminated after the import had completed", file=sys.stderr)
-        return 143
     return 0
 
 

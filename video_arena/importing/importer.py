@@ -35,6 +35,8 @@ from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M
 from video_arena.importing.logs import ImportCaseError, LogRow, read_input
 from video_arena.importing.rules import NoWhereRule, where_error
+from video_arena.importing.signals import Interrupted, uninterrupted
+from video_arena.safe_io import linked_component
 from video_arena.toolkit_info import toolkit_provenance
 from video_arena.games.cli import expected_files
 
@@ -122,7 +124,11 @@ def check_rows(gd: GameDefinition, rows: list[LogRow]) -> None:
 
 
 def values_from_series(rows: list[LogRow], series: list[tuple[str, float, float]]) -> list[tuple[float, float]]:
-    """(v_before, v_after) per event from a step-function V_t series (docs/IMPORTING.md, "V_t")."""
+    """(v_before, v_after) per event from a step-function V_t series (docs/IMPORTING.md, "V_t").
+
+    One pass over both (rows and points are in time order): for the events at one time T (a run of rows
+    within TIME_EPS of T), `before` is the last point earlier than T - TIME_EPS and `at` the points within
+    TIME_EPS of T, found by moving one index forward through the series; O(rows + points)."""
     prev_t = None
     for label, t, _ in series:
         if t < 0:
@@ -134,29 +140,36 @@ def values_from_series(rows: list[LogRow], series: list[tuple[str, float, float]
         raise ImportCaseError(f"{series[0][0]}: the V_t series must start at t=0 (V at the start of the video), "
                               f"starts at {series[0][1]}")
     out: list[tuple[float, float]] = []
-    i = 0
+    i = j = 0   # j: the first point not earlier than T - TIME_EPS
     while i < len(rows):
         T = rows[i].t
-        group = [r for r in rows[i:] if abs(r.t - T) <= TIME_EPS]
-        at = [p for p in series if abs(p[1] - T) <= TIME_EPS]
-        before = [p for p in series if p[1] < T - TIME_EPS]
-        if not before:  # events at t=0: the first point at 0 is V at the start
-            before, at = at[:1], at[1:]
+        n_group = 1
+        while i + n_group < len(rows) and abs(rows[i + n_group].t - T) <= TIME_EPS:
+            n_group += 1
+        while j < len(series) and series[j][1] < T - TIME_EPS:
+            j += 1
+        k = j
+        while k < len(series) and abs(series[k][1] - T) <= TIME_EPS:
+            k += 1
+        at = series[j:k]
+        if j > 0:
+            vb = series[j - 1][2]
+        elif at:   # events at t=0: the first point at 0 is V at the start
+            vb, at = at[0][2], at[1:]
         if not at:
             raise ImportCaseError(f"{rows[i].label}: the V_t series has no point at t={T} "
                                   f"(the value just after this event)")
-        vb = before[-1][2]
-        if len(at) == len(group):
+        if len(at) == n_group:
             for p in at:
                 out.append((vb, p[2]))
                 vb = p[2]
         elif len(at) == 1:
             out.append((vb, at[0][2]))
-            out.extend((at[0][2], at[0][2]) for _ in group[1:])
+            out.extend((at[0][2], at[0][2]) for _ in range(n_group - 1))
         else:
-            raise ImportCaseError(f"{at[0][0]}: {len(group)} event(s) at t={T} but {len(at)} V_t points there "
-                                  f"(need {'1' if len(group) == 1 else f'1 or {len(group)}'})")
-        i += len(group)
+            raise ImportCaseError(f"{at[0][0]}: {n_group} event(s) at t={T} but {len(at)} V_t points there "
+                                  f"(need {'1' if n_group == 1 else f'1 or {n_group}'})")
+        i += n_group
     return out
 
 
@@ -188,12 +201,10 @@ def rounded(v: float, lo: float, hi: float, label: str) -> float:
 def no_link_below(base: Path, path: Path) -> None:
     """Raise ImportCaseError when any component of `path` below `base` is a symbolic link: the importer
     writes inside its tree only, never through a link that leads out of it."""
-    cur = base
-    for part in path.relative_to(base).parts:
-        cur = cur / part
-        if cur.is_symlink():
-            raise ImportCaseError(f"{cur} is a symbolic link (to {os.readlink(cur)!r}): the importer writes only "
-                                  f"inside {base}, never through a link; replace it with a folder")
+    link = linked_component(base, path)
+    if link is not None:
+        raise ImportCaseError(f"{link} is a symbolic link (to {os.readlink(link)!r}): the importer writes only "
+                              f"inside {base}, never through a link; replace it with a folder")
 
 
 def _inside(base: Path, path: Path) -> bool:
@@ -202,6 +213,9 @@ def _inside(base: Path, path: Path) -> bool:
 
 class Importer:
     """Collect checked cases into a staging folder; `commit()` puts them into the tree."""
+
+    #: the importers of this process whose staging folders are not yet removed
+    live: set[Importer] = set()
 
     def __init__(self, tasks_root: str | Path, media_root: str | Path | None = None, replace: bool = False):
         self.root = Path(tasks_root).expanduser().resolve()
@@ -218,14 +232,18 @@ class Importer:
         for base in (self.root, self.media_root):
             if base.exists() and not base.is_dir():
                 raise ImportCaseError(f"{base} exists and is not a folder")
-        self.committing = False
-        self.created = [d for d in dict.fromkeys((self.root, self.media_root)) if not d.exists()]
-        for d in self.created:
-            d.mkdir(parents=True)
+        self.committing = self.committed = False
         self.replace = replace
-        self.stage = Path(tempfile.mkdtemp(prefix=".import-", dir=self.root))
-        self.media_stage = (self.stage if _same_dir(self.media_root, self.root)
-                            else Path(tempfile.mkdtemp(prefix=".import-", dir=self.media_root)))
+        self.created: list[Path] = []
+        self.stage = self.media_stage = None
+        with uninterrupted():   # what is made here is registered before a signal can cut in
+            Importer.live.add(self)
+            self.created = [d for d in dict.fromkeys((self.root, self.media_root)) if not d.exists()]
+            for d in self.created:
+                d.mkdir(parents=True)
+            self.stage = Path(tempfile.mkdtemp(prefix=".import-", dir=self.root))
+            self.media_stage = (self.stage if _same_dir(self.media_root, self.root)
+                                else Path(tempfile.mkdtemp(prefix=".import-", dir=self.media_root)))
         self.tree, self.staged = TasksTree(self.root, self.media_root), TasksTree(self.stage, self.media_stage)
         self.games: dict[str, _GameChanges] = {}
         self.taken: dict[str, set[str]] = {}
@@ -239,13 +257,23 @@ class Importer:
         self.discard()
 
     def discard(self) -> None:
-        for d in {self.stage, self.media_stage}:
-            shutil.rmtree(d, ignore_errors=True)
-        for d in self.created:  # a tree this import created and left empty goes too
-            try:
-                d.rmdir()
-            except OSError:
-                pass
+        """Remove the staging folders (and a tree this import created and left empty); no signal cuts it
+        short, and it may run twice."""
+        with uninterrupted():
+            for d in {self.stage, self.media_stage} - {None}:
+                shutil.rmtree(d, ignore_errors=True)
+            for d in self.created:
+                try:
+                    d.rmdir()
+                except OSError:
+                    pass
+            Importer.live.discard(self)
+
+    @classmethod
+    def discard_all(cls) -> None:
+        """Discard every importer of this process not yet discarded (import-cases' last word on any exit)."""
+        for imp in list(cls.live):
+            imp.discard()
 
     def _game(self, game: str) -> _GameChanges:
         if game not in self.games:
@@ -449,14 +477,20 @@ class Importer:
         for _, final in moves + tail:  # checked before the first rename: all or nothing
             no_link_below(self.root if _inside(self.root, final) else self.media_root, final)
         done = []
-        self.committing = True
-        for staged, final in moves + tail:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            _move(staged, final)
-            if final.suffix == ".mp4":
-                os.chmod(final, 0o644)
-            done.append(final)
-        self.discard()
+        try:
+            with uninterrupted():   # a signal waits until every file is in place (never a half-updated tree)
+                self.committing = True
+                for staged, final in moves + tail:
+                    final.parent.mkdir(parents=True, exist_ok=True)
+                    _move(staged, final)
+                    if final.suffix == ".mp4":
+                        os.chmod(final, 0o644)
+                    done.append(final)
+                self.committed = True
+                self.discard()
+        except Interrupted as exc:
+            exc.after_commit = self.committed
+            raise
         return done
 
 

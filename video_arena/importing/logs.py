@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from video_arena.safe_io import JSONLimitError, loads_bounded, read_bounded, shown
 
 EVENT_FIELDS = ("t", "type", "actor", "where")
 OPTIONAL_FIELDS = ("v_before", "v_after", "delta", "state")
@@ -44,15 +45,9 @@ class LogRow:
     state: str | None = None
 
 
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def read_input(path: Path, cap: int = MAX_LOG_BYTES) -> bytes:
     """The bytes of an input file, read with a bound: a regular file only (never through a symbolic link,
     never blocking on a FIFO, never a device such as /dev/zero), at most `cap` bytes."""
-    from video_arena.safe_io import read_bounded
-
     path = Path(path)
     try:
         data, size = read_bounded(path, cap)
@@ -76,9 +71,9 @@ def read_records(path: Path, list_key: str) -> list[tuple[str, dict[str, Any] | 
     name = path.name
     if path.suffix.lower() == ".json" or text.lstrip()[:1] in ("[", "{"):
         try:
-            doc = json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError) as exc:
-            raise ImportCaseError(f"{path}: not valid JSON: {exc}") from None
+            doc = loads_bounded(text)
+        except JSONLimitError as exc:
+            raise ImportCaseError(f"{path}: {exc}") from None
         if isinstance(doc, dict):
             if list_key not in doc:
                 raise ImportCaseError(f"{path}: a JSON object needs a {list_key!r} list")
@@ -111,10 +106,10 @@ def number(label: str, field: str, value: Any, *, required: bool = True) -> floa
         raise ImportCaseError(f"{label}: {field!r} must be a number, got {value!r}")
     try:
         x = float(value)
-    except (TypeError, ValueError):
-        raise ImportCaseError(f"{label}: {field!r} must be a number, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ImportCaseError(f"{label}: {field!r} must be a number, got {shown(value)}") from None
     if not math.isfinite(x):
-        raise ImportCaseError(f"{label}: {field!r} must be finite, got {value!r}")
+        raise ImportCaseError(f"{label}: {field!r} must be finite, got {shown(value)}")
     return x
 
 

@@ -6,70 +6,108 @@
 - Remuxed (stream copy) when the source already is H.264 yuv420p at render_size with a constant
   integer frame rate equal to the target; re-encoded otherwise (ffmpeg's libx264, crf 23, yuv420p).
 - Audio, subtitles, data streams, chapters and container metadata (titles can name the teams) are dropped.
+- The source is checked as a real container first (media/container.py: a regular file reached through no
+  link, a whitelisted demuxer, no script, playlist or external reference) and every ffmpeg run opens it
+  with that demuxer forced and the file protocol only.
 - The output is decoded in full; any decoder error rejects the video.
+- Bounded: at most MAX_VIDEO_S seconds (ffmpeg stops writing one frame past it, and that is an error)
+  and MAX_SIDE pixels a side.
 """
 from __future__ import annotations
 
-import json
-import subprocess
+import math
+import os
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from video_arena.importing.logs import ImportCaseError
+from video_arena.media.container import Container, ContainerError, open_container, run_tool
 
 CRF = 23
 PRESET = "medium"
 KEYFRAME_S = 10
 MAX_FPS = 60
 ASPECT_TOLERANCE = 0.01
+#: The longest video imported (6 hours: longer than any match the games have) ...
+MAX_VIDEO_S = 6 * 3600
+#: ... and its largest side (8K).
+MAX_SIDE = 8192
 
 
-def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
+def _run(cmd: list[str], what: str):
     try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace")
-    except FileNotFoundError:
-        raise ImportCaseError(f"{cmd[0]} is not installed (needed to {what}); see scripts/apt-packages.txt") from None
+        return run_tool(cmd, what)
+    except ContainerError as exc:
+        raise ImportCaseError(str(exc)) from None
 
 
-def probe(path: Path) -> dict[str, Any]:
-    """The first video stream of `path`: codec, size, pix_fmt, frame rates, duration, other streams."""
-    path = Path(path)
-    if not path.is_file():
-        raise ImportCaseError(f"video {path}: no such file")
-    p = _run(["ffprobe", "-v", "error", "-show_streams", "-show_format", "-of", "json", str(path)], "read the video")
+def checked(path: Path, demuxer: str | None = None) -> Container:
+    """`path` as a checked container (media/container.py), else ImportCaseError."""
     try:
-        doc = json.loads(p.stdout or "{}")
-    except ValueError:
-        doc = {}
-    videos = [s for s in doc.get("streams", []) if s.get("codec_type") == "video"
-              and not s.get("disposition", {}).get("attached_pic")]
-    if p.returncode != 0 or not videos:
-        why = (p.stderr.strip().splitlines() or ["no video stream"])[-1]
-        raise ImportCaseError(f"video {path} does not decode: {why}")
+        return open_container(path, demuxer)
+    except ContainerError as exc:
+        raise ImportCaseError(str(exc)) from None
+
+
+def probe(path: Path, demuxer: str | None = None) -> dict[str, Any]:
+    """The first video stream of `path` (checked as a container first): codec, size, pix_fmt, frame rates,
+    duration, other streams; `container`: the checked container, for decoding it."""
+    c = checked(path, demuxer)
+    doc = c.probe
+    streams = [s for s in doc.get("streams") or [] if isinstance(s, dict)]
+    videos = [s for s in streams if s.get("codec_type") == "video"
+              and not (s.get("disposition") or {}).get("attached_pic")]
+    if not videos:
+        raise ImportCaseError(f"video {path} does not decode: no video stream")
     s = videos[0]
     try:
         rate = Fraction(s.get("r_frame_rate", "0/1"))
         avg = Fraction(s.get("avg_frame_rate", "0/1")) if s.get("avg_frame_rate", "0/0") != "0/0" else Fraction(0)
     except (ValueError, ZeroDivisionError):
         rate = avg = Fraction(0)
-    return {
-        "codec": s.get("codec_name"), "width": int(s.get("width") or 0), "height": int(s.get("height") or 0),
+    fmt = doc.get("format") or {}
+    info = {
+        "codec": s.get("codec_name"), "width": _whole(s.get("width")), "height": _whole(s.get("height")),
         "pix_fmt": s.get("pix_fmt"), "r_frame_rate": rate, "avg_frame_rate": avg,
-        "start_time": float(s.get("start_time") or 0.0),
-        "duration": float(s.get("duration") or doc.get("format", {}).get("duration") or 0.0),
-        "nb_frames": int(s.get("nb_frames") or 0),
+        "start_time": _number(s.get("start_time")),
+        "duration": _number(s.get("duration")) or _number(fmt.get("duration")),
+        "nb_frames": _whole(s.get("nb_frames")),
         "rotation": _rotation(s),
-        "n_streams": len(doc.get("streams", [])),
-        "format": doc.get("format", {}).get("format_name", ""),
+        "n_streams": len(streams),
+        "format": str(fmt.get("format_name", "")),
+        "container": c,
     }
+    if max(info["width"], info["height"]) > MAX_SIDE:
+        raise ImportCaseError(f"video {path} is {info['width']}x{info['height']}, larger than {MAX_SIDE} pixels a side")
+    if info["duration"] > MAX_VIDEO_S:
+        raise ImportCaseError(f"video {path} lasts {info['duration']:.0f} s, longer than the {MAX_VIDEO_S} s a video "
+                              f"may last")
+    return info
+
+
+def _whole(value: Any) -> int:
+    """A count or a size as ffprobe reports it (a string or a number), 0 when it is none."""
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _number(value: Any) -> float:
+    """A time or an angle as ffprobe reports it (a string or a number), 0.0 when it is none or not finite."""
+    try:
+        x = float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+    return x if math.isfinite(x) else 0.0
 
 
 def _rotation(stream: dict[str, Any]) -> int:
     for sd in stream.get("side_data_list", []) or []:
-        if "rotation" in sd:
-            return int(sd["rotation"]) % 360
-    return int(stream.get("tags", {}).get("rotate", 0) or 0) % 360
+        if isinstance(sd, dict) and "rotation" in sd:
+            return round(_number(sd["rotation"])) % 360
+    return round(_number((stream.get("tags") or {}).get("rotate"))) % 360
 
 
 def target_fps(info: dict[str, Any], requested: int | None) -> int:
@@ -111,23 +149,27 @@ def prepare(src: Path, dst: Path, size: tuple[int, int], fps: int | None = None)
     check_size(src, info, size)
     out_fps = target_fps(info, fps)
     W, H = size
+    most = MAX_VIDEO_S * out_fps
     common = ["-map", "0:v:0", "-an", "-sn", "-dn", "-map_metadata", "-1", "-map_chapters", "-1",
-              "-fflags", "+bitexact", "-movflags", "+faststart", "-f", "mp4"]
+              "-frames:v", str(most + 1), "-fflags", "+bitexact", "-movflags", "+faststart", "-f", "mp4"]
+    source = info["container"].input_args()
     if can_remux(info, size, out_fps):
         method = "remux"
-        cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(src), "-c:v", "copy", *common, str(dst)]
+        cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", *source, "-c:v", "copy", *common, f"file:{os.path.abspath(dst)}"]
     else:
         method = "re-encode"
         vf = f"fps={out_fps},scale={W}:{H}:flags=bicubic,setsar=1,format=yuv420p"
-        cmd = ["ffmpeg", "-nostdin", "-v", "error", "-xerror", "-y", "-i", str(src), "-vf", vf,
+        cmd = ["ffmpeg", "-nostdin", "-v", "error", "-xerror", "-y", *source, "-vf", vf,
                "-c:v", "libx264", "-preset", PRESET, "-crf", str(CRF), "-pix_fmt", "yuv420p",
-               "-g", str(KEYFRAME_S * out_fps), "-flags:v", "+bitexact", *common, str(dst)]
+               "-g", str(KEYFRAME_S * out_fps), "-flags:v", "+bitexact", *common, f"file:{os.path.abspath(dst)}"]
     p = _run(cmd, "convert the video")
     if p.returncode != 0 or not dst.is_file():
         why = (p.stderr.strip().splitlines() or ["ffmpeg failed"])[-1]
         raise ImportCaseError(f"video {src} does not decode: {why}")
-    out = probe(dst)
-    n_frames = count_frames(src, dst)
+    out = probe(dst, "mov")
+    n_frames = count_frames(src, out["container"])
+    if n_frames > most:
+        raise ImportCaseError(f"video {src} lasts longer than the {MAX_VIDEO_S} s a video may last")
     if (out["width"], out["height"]) != (W, H) or n_frames < 1:
         raise ImportCaseError(f"video {src}: the converted video is {out['width']}x{out['height']} with "
                               f"{n_frames} frames, expected {W}x{H}")
@@ -138,9 +180,9 @@ def prepare(src: Path, dst: Path, size: tuple[int, int], fps: int | None = None)
             "encoder": encoder_info(method)}
 
 
-def count_frames(src: Path, dst: Path) -> int:
+def count_frames(src: Path, dst: Container) -> int:
     """Decode `dst` completely (any decoder error rejects the video) and count its frames."""
-    p = _run(["ffmpeg", "-nostdin", "-v", "error", "-xerror", "-i", str(dst), "-map", "0:v:0",
+    p = _run(["ffmpeg", "-nostdin", "-v", "error", "-xerror", *dst.input_args(), "-map", "0:v:0",
               "-f", "framemd5", "-"], "decode the video")
     if p.returncode != 0 or p.stderr.strip():
         why = (p.stderr.strip().splitlines() or ["decoder error"])[-1]

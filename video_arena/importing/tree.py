@@ -11,7 +11,7 @@ source file that differs is reported, never copied (the judge and the instructio
 """
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,30 @@ from video_arena.core.tasks import CASES_FILE, MANIFEST_FILE, TasksTree, gt_rel,
 from video_arena.importing.importer import Importer, Provenance, game_definition
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_input, read_value_series
 from video_arena.games.cli import expected_files
+from video_arena.safe_io import JSONLimitError, linked_component, loads_bounded
+
+
+def source_path(src: Path, path: Path) -> Path:
+    """`path` of the source tree `src`, refused when any component of it below `src` is a symbolic link (a
+    `gt/` or `media/` linked into another tree, a video linked to a file of the host)."""
+    link = linked_component(src, path)
+    if link is not None:
+        raise ImportCaseError(f"{link} is a symbolic link (to {os.readlink(link)!r}): --from-tree reads only "
+                              f"folders and files reached through no link below {src}")
+    return path
+
+
+def _json(path: Path, rel: str) -> Any:
+    try:
+        return loads_bounded(read_input(path))
+    except JSONLimitError as exc:
+        raise ImportCaseError(f"{rel}: {exc}") from None
 
 
 def _file_notes(src_game: Path, ours: dict[str, bytes]) -> dict[str, list[str]]:
     notes: dict[str, list[str]] = {}
     for name in ("game.toml", "instruction.md", "answer_seed.json"):
-        path = src_game / name
+        path = source_path(src_game.parent, src_game / name)
         if not path.is_file():
             notes[name] = ["missing (the toolkit's own is used)"]
         elif name in ours and read_input(path) != ours[name]:
@@ -35,11 +53,11 @@ def _file_notes(src_game: Path, ours: dict[str, bytes]) -> dict[str, list[str]]:
             notes[name] = ["same as ours"]
     if (src_game / "answer_seed.json").is_file():
         try:
-            seed = json.loads(read_input(src_game / "answer_seed.json"))
+            seed = loads_bounded(read_input(src_game / "answer_seed.json"))
             if seed != {"events": []}:
-                notes["answer_seed.json"].append(f"is {seed!r}, not {{\"events\": []}}")
-        except (ValueError, RecursionError):
-            notes["answer_seed.json"].append("is not valid JSON")
+                notes["answer_seed.json"].append(f"is {str(seed)[:200]}, not {{\"events\": []}}")
+        except JSONLimitError as exc:
+            notes["answer_seed.json"].append(f"is {exc}")
     if (src_game / MANIFEST_FILE).is_file():
         notes[MANIFEST_FILE] = ["not read: provenance comes from --source, --licence and --value-model"]
     return notes
@@ -83,6 +101,8 @@ def import_tree(src: Path, importer: Importer, prov: Provenance, games: list[str
     notes: dict[str, list[str]] = {}
     for gdir in game_dirs:
         game = gdir.name
+        for folder in (tree.gt_dir(game), tree.media_dir(game)):
+            source_path(src, folder)
         gd, _ = game_definition(game, importer.root)
 
         try:
@@ -95,11 +115,13 @@ def import_tree(src: Path, importer: Importer, prov: Provenance, games: list[str
         if not gts:
             raise ImportCaseError(f"{gdir}/gt: no ground-truth files")
         listed = None
-        if tree.cases_path(game).is_file():
+        if source_path(src, tree.cases_path(game)).is_file():
             try:
-                listed = [c["case_id"] for c in json.loads(read_input(tree.cases_path(game)))["cases"]]
-            except (ValueError, KeyError, TypeError, RecursionError) as exc:
+                listed = [c["case_id"] for c in _json(tree.cases_path(game), f"{gdir}/{CASES_FILE}")["cases"]]
+            except (KeyError, TypeError) as exc:
                 raise ImportCaseError(f"{gdir}/{CASES_FILE}: malformed ({exc!r})") from None
+            if not all(isinstance(c, str) for c in listed):
+                raise ImportCaseError(f"{gdir}/{CASES_FILE}: malformed (a case_id that is not a string)")
             unlisted = sorted({p.stem for p in gts} - set(listed))
             absent = sorted(set(listed) - {p.stem for p in gts})
             if absent:
@@ -108,13 +130,10 @@ def import_tree(src: Path, importer: Importer, prov: Provenance, games: list[str
                 notes[f"{game}/{CASES_FILE}"] = [f"does not list {unlisted}: they are imported too"]
         for gt_path in gts:
             rel = gt_rel(game, gt_path.stem)
-            try:
-                doc = json.loads(read_input(gt_path))
-            except (ValueError, RecursionError) as exc:
-                raise ImportCaseError(f"{rel}: not valid JSON: {exc}") from None
+            doc = _json(source_path(src, gt_path), rel)
             if not isinstance(doc, (list, dict)):
                 raise ImportCaseError(f"{rel}: expected a list of rows or an object with 'events'")
-            media = tree.media(game, gt_path.stem)
+            media = source_path(src, tree.media(game, gt_path.stem))
             if not media.is_file():
                 raise ImportCaseError(f"{rel}: no video {media_rel(game, gt_path.stem)}")
             rows = read_event_log(gt_path)

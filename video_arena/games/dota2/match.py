@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from video_arena.safe_io import shown
+
 
 class MatchError(ValueError):
     """A match record the DOTA 2 cases cannot use (one clear line)."""
@@ -44,8 +46,24 @@ WARD_LIFETIME_S = 360
 #: the 8-11 minute window of the 7.1x patches; the next kill in the committed records came at least 516 s
 #: after the one before).
 ROSHAN_RESPAWN_S = 480
-#: What the gold and experience series must cover: minutes up to the match's end minus this many.
+#: What the gold and experience series must cover: minutes up to the match's end minus this many (and at
+#: most this many minutes past it).
 LEAD_SLACK_MIN = 3
+#: The longest match read: 4 hours (the 797 committed matches last 801-5281 s; the video has a frame per
+#: game second, so this bounds the render).
+MAX_DURATION_S = 4 * 3600
+#: A building or Roshan falls at most this long after `duration` (the committed matches' Ancients fall at
+#: `duration` or 1 s after it).
+END_SLACK_S = 5
+#: A ward is placed or removed at most this long before the horn or after the end (one parse dates wards
+#: 817 s before the horn, another logs removals 320 s after the end).
+WARD_WINDOW_S = 1800
+#: At most this many ward entries (placements and removals) per match (the most of the committed matches: 299).
+MAX_WARD_ENTRIES = 2000
+#: At most this many building kills and Roshan kills per match (the most of the committed matches: 43).
+MAX_OBJECTIVES = 200
+#: A lead of more than this much gold or experience is no DOTA 2 match (the committed ones stay within 50,000).
+MAX_LEAD = 1_000_000
 
 BUILDING_KEY = re.compile(r"\Anpc_dota_(goodguys|badguys)_(tower([1-4])(?:_(top|mid|bot))?|(melee|range)_rax_(top|mid|bot)"
                           r"|fort|healers)\Z")
@@ -123,22 +141,34 @@ def building_of_key(key: str, t4_fallen: dict[str, int] | None = None) -> Buildi
 
 # -- the subset --------------------------------------------------------------------------------------
 
-def _int(v: Any, what: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
-        raise MatchError(f"{what} must be a whole number, got {v!r}")
-    return int(v)
+def _int(v: Any, what: str, lo: int | None = None, hi: int | None = None, why: str = "") -> int:
+    """A whole number (an int, or a float without a fraction) within [lo, hi] (`why` says where the bounds
+    come from); a 400-digit integer is refused by its size, never converted to a float."""
+    if isinstance(v, float) and math.isfinite(v) and v == int(v):
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise MatchError(f"{what} must be a whole number, got {shown(v)}")
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        bounds = (f"within [{lo}, {hi}]" if lo is not None and hi is not None
+                  else f"at most {hi}" if lo is None else f"at least {lo}")
+        raise MatchError(f"{what} is {shown(v)}, must be {bounds}{why}")
+    return v
 
 
 def _number(v: Any, what: str) -> int | float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise MatchError(f"{what} must be a number, got {v!r}")
-    return int(v) if v == int(v) else float(v)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return _int(v, what)
+    if not isinstance(v, float) or not math.isfinite(v):
+        raise MatchError(f"{what} must be a number, got {shown(v)}")
+    return int(v) if v == int(v) else v
 
 
-def _ward(e: Any, what: str) -> dict[str, int | float]:
+def _ward(e: Any, what: str, duration: int) -> dict[str, int | float]:
     if not isinstance(e, dict):
         raise MatchError(f"{what} must be an object")
-    w = {"time": _int(e.get("time"), f"{what}.time"), "x": _number(e.get("x"), f"{what}.x"),
+    w = {"time": _int(e.get("time"), f"{what}.time", -WARD_WINDOW_S, duration + WARD_WINDOW_S,
+                     f" (from {WARD_WINDOW_S} s before the horn to as long after the match's end at {duration} s)"),
+         "x": _number(e.get("x"), f"{what}.x"),
          "y": _number(e.get("y"), f"{what}.y"), "ehandle": _int(e.get("ehandle"), f"{what}.ehandle")}
     if not (0 <= w["x"] <= 256 and 0 <= w["y"] <= 256):
         raise MatchError(f"{what}: x, y {w['x']}, {w['y']} are off OpenDota's 0-256 map grid")
@@ -156,6 +186,9 @@ def subset(obj: Any) -> dict[str, Any]:
     duration = _int(obj["duration"], "duration")
     if duration <= 0:
         raise MatchError(f"duration {duration} must be > 0")
+    if duration > MAX_DURATION_S:
+        raise MatchError(f"duration {duration} s is longer than the {MAX_DURATION_S} s a match may last")
+    end, ends = duration + END_SLACK_S, f" (the match ends at duration {duration} s)"
     if not isinstance(obj["objectives"], list):
         raise MatchError("objectives must be a list")
     objectives = []
@@ -165,39 +198,51 @@ def subset(obj: Any) -> dict[str, Any]:
         if o.get("type") == "building_kill":
             if not isinstance(o.get("key"), str):
                 raise MatchError(f"objectives[{k}]: a building_kill needs its key")
-            objectives.append({"time": _int(o.get("time"), f"objectives[{k}].time"), "type": "building_kill", "key": o["key"]})
+            objectives.append({"time": _int(o.get("time"), f"objectives[{k}].time", hi=end, why=ends),
+                               "type": "building_kill", "key": o["key"]})
         elif o.get("type") == "CHAT_MESSAGE_ROSHAN_KILL":
             team = _int(o.get("team"), f"objectives[{k}].team")
             if team not in ROSHAN_TEAM:
                 raise MatchError(f"objectives[{k}]: Roshan killed by team {team} (2 radiant, 3 dire)")
-            objectives.append({"time": _int(o.get("time"), f"objectives[{k}].time"), "type": "CHAT_MESSAGE_ROSHAN_KILL",
-                               "team": team})
+            objectives.append({"time": _int(o.get("time"), f"objectives[{k}].time", hi=end, why=ends),
+                               "type": "CHAT_MESSAGE_ROSHAN_KILL", "team": team})
+        if len(objectives) > MAX_OBJECTIVES:
+            raise MatchError(f"objectives: more than {MAX_OBJECTIVES} building and Roshan kills")
+    kills = sum(o["type"] == "CHAT_MESSAGE_ROSHAN_KILL" for o in objectives)
+    if kills > duration // ROSHAN_RESPAWN_S + 1:
+        raise MatchError(f"objectives: Roshan killed {kills} times in {duration} s (he respawns "
+                         f"{ROSHAN_RESPAWN_S} s or more after a kill)")
     leads = {}
     for name in ("radiant_gold_adv", "radiant_xp_adv"):
         series = obj[name]
         if not isinstance(series, list) or not series:
             raise MatchError(f"{name} must be a non-empty list (the lead at each minute)")
-        leads[name] = [_int(v, f"{name}[{i}]") for i, v in enumerate(series)]
-        if len(series) < duration // 60 + 1 - LEAD_SLACK_MIN:
+        if not duration // 60 + 1 - LEAD_SLACK_MIN <= len(series) <= duration // 60 + 1 + LEAD_SLACK_MIN:
             raise MatchError(f"{name} covers {len(series)} minutes of a {duration / 60:.0f}-minute match")
-    out: dict[str, Any] = {"match_id": _int(obj["match_id"], "match_id"), "duration": duration}
+        leads[name] = [_int(v, f"{name}[{i}]", -MAX_LEAD, MAX_LEAD) for i, v in enumerate(series)]
+    out: dict[str, Any] = {"match_id": _int(obj["match_id"], "match_id", 0, 2 ** 63 - 1), "duration": duration}
     if obj.get("radiant_win") is not None:
         if not isinstance(obj["radiant_win"], bool):
             raise MatchError(f"radiant_win must be true or false, got {obj['radiant_win']!r}")
         out["radiant_win"] = obj["radiant_win"]
     out["objectives"] = objectives
     out |= leads
-    players = []
+    players, n_wards = [], 0
+    if not isinstance(obj.get("players") or [], list):
+        raise MatchError("players must be a list")
     for k, p in enumerate(obj.get("players") or []):
         if not isinstance(p, dict):
             raise MatchError(f"players[{k}] must be an object")
-        slot = _int(p.get("player_slot"), f"players[{k}].player_slot")
+        slot = _int(p.get("player_slot"), f"players[{k}].player_slot", 0, 255)
         logs = {}
         for name in ("obs_log", "obs_left_log", "sen_log", "sen_left_log"):
             log = p.get(name) or []
             if not isinstance(log, list):
                 raise MatchError(f"players[{k}].{name} must be a list")
-            logs[name] = [_ward(e, f"players[{k}].{name}[{i}]") for i, e in enumerate(log)]
+            n_wards += len(log)
+            if n_wards > MAX_WARD_ENTRIES:
+                raise MatchError(f"more than {MAX_WARD_ENTRIES} ward entries (placed and removed)")
+            logs[name] = [_ward(e, f"players[{k}].{name}[{i}]", duration) for i, e in enumerate(log)]
         players.append({"player_slot": slot, **logs})
     out["players"] = players
     Match(out)   # every rule below holds, or MatchError

@@ -9,13 +9,12 @@ subset the cases use (match.subset), or refused with one line naming what is mis
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from video_arena.digests import sha256_bytes
 from video_arena.games.dota2.match import MatchError, record_of, subset
+from video_arena.safe_io import JSONLimitError, loads_bounded, read_bounded
 
 #: Largest match file read (a whole parsed match is a few MB).
 MAX_BYTES = 64 * 1024 * 1024
@@ -23,27 +22,20 @@ COLLECTION = "opendota"
 
 
 def read_json_file(path: Path) -> tuple[Any, str]:
-    """(the JSON value, its SHA-256) of a regular file of at most MAX_BYTES; never blocks on a FIFO or a device."""
+    """(the JSON value, its SHA-256) of a regular file of at most MAX_BYTES reached through no symbolic link,
+    nested and numbered within safe_io's JSON bounds; never blocks on a FIFO or reads a device."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)   # a FIFO opens without a writer, then fails the check
+        data, size = read_bounded(path, MAX_BYTES)
     except OSError as exc:
-        raise MatchError(f"{path}: cannot be read ({exc.strerror})") from None
+        why = ("a symbolic link (a match file is read as a regular file only)" if Path(path).is_symlink()
+               else exc.strerror or str(exc))
+        raise MatchError(f"{path}: cannot be read ({why})") from None
+    if size > MAX_BYTES:
+        raise MatchError(f"{path}: {size} bytes, more than the {MAX_BYTES} a match file may have")
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise MatchError(f"{path}: not a regular file")
-        if st.st_size > MAX_BYTES:
-            raise MatchError(f"{path}: {st.st_size} bytes, more than the {MAX_BYTES} a match file may have")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(MAX_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_BYTES:
-        raise MatchError(f"{path}: more than {MAX_BYTES} bytes")
-    try:
-        return json.loads(data.decode("utf-8")), sha256_bytes(data)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise MatchError(f"{path}: not JSON ({exc})") from None
+        return loads_bounded(data), sha256_bytes(data)
+    except JSONLimitError as exc:
+        raise MatchError(f"{path}: {exc}") from None
 
 
 def merged(parts: list[tuple[str, Any]]) -> dict[str, Any]:

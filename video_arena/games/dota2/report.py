@@ -4,8 +4,9 @@
     python -m video_arena.games.dota2.report fit     # fit V_t on the matches that are not cases, write data/model.json
     python -m video_arena.games.dota2.report table   # the held-out calibration table (markdown)
     python -m video_arena.games.dota2.report cases   # the built cases: selection, events per type, class shares, bands
+    python -m video_arena.games.dota2.report ranges  # the committed matches' range beside each cap a match file is held to
 
-`fit` and `table` read the committed records (records.py); `cases` reads the committed ground truth only.
+`fit`, `table` and `ranges` read the committed records (records.py); `cases` reads the committed ground truth only.
 """
 from __future__ import annotations
 
@@ -79,13 +80,41 @@ def cases_report() -> int:
     return 0
 
 
+def ranges_report() -> int:
+    """What the committed matches hold beside each bound match.subset holds a user's match file to
+    (docs/IMPORTING.md, "A match file a game reads"): every cap must lie well beyond them."""
+    matches = [v["match"] for v in R.all_matches().values()]
+    wards = [(e["time"], m["duration"]) for m in matches for p in m["players"]
+             for k in ("obs_log", "obs_left_log", "sen_log", "sen_left_log") for e in p[k]]
+    rows = [
+        ("duration (s)", f"{min(m['duration'] for m in matches)}-{max(m['duration'] for m in matches)}",
+         f"at most {M.MAX_DURATION_S}"),
+        ("building or Roshan after `duration` (s)",
+         f"at most {max(o['time'] - m['duration'] for m in matches for o in m['objectives'])}", f"at most {M.END_SLACK_S}"),
+        ("ward before the horn / after the end (s)",
+         f"at most {max(-t for t, _ in wards)} / {max(t - d for t, d in wards)}", f"at most {M.WARD_WINDOW_S} each"),
+        ("ward entries per match", f"at most {max(sum(len(p[k]) for p in m['players'] for k in p if k != 'player_slot') for m in matches)}",
+         f"at most {M.MAX_WARD_ENTRIES}"),
+        ("building and Roshan kills per match", f"at most {max(len(m['objectives']) for m in matches)}",
+         f"at most {M.MAX_OBJECTIVES}"),
+        ("gold or experience lead", f"within {max(abs(v) for m in matches for k in ('radiant_gold_adv', 'radiant_xp_adv') for v in m[k])}",
+         f"within {M.MAX_LEAD}"),
+    ]
+    print(f"| the {len(matches)} committed matches | range | a match file's bound |\n|---|---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m video_arena.games.dota2.report", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", nargs="?", default="all", choices=["all", "fit", "table", "cases"])
+    ap.add_argument("command", nargs="?", default="all", choices=["all", "fit", "table", "cases", "ranges"])
     a = ap.parse_args(argv)
     if a.command == "cases":
         return cases_report()
+    if a.command == "ranges":
+        return ranges_report()
     fitting, cases = split()
     if a.command == "fit":
         mdl = V.fit_model(fitting, sorted(cases))
