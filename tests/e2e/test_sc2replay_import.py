@@ -1,0 +1,45 @@
+"""`video-arena import-cases --game sc2 --sc2replay Deathaura.SC2Replay` (tests/fixtures/records/sc2: a real
+replay from outside the project, neither a built-in case nor in the V_t model's fitting set): the case holds the
+plugin's events and V_t from the shipped model, scores 1.0 with the oracle, generates and validates as a Harbor
+task of both protocols, and re-renders bit-exact with `build-cases --media-only`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fixtures.record_imports import (assert_harbor_tasks_validate, assert_oracle_scores_one,
+                                     assert_videos_re_render_bit_exact, gts, import_record)
+
+pytestmark = pytest.mark.slow
+
+REPLAY = Path(__file__).resolve().parents[1] / "fixtures" / "records" / "sc2" / "Deathaura.SC2Replay"
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory) -> Path:
+    tree = tmp_path_factory.mktemp("sc2replay") / "tree"
+    import_record(tree, "sc2", "sc2replay", [REPLAY], "MIT (zephyrus-sc2-parser's test replay)")
+    return tree
+
+
+def test_the_replay_is_one_case_naming_its_file_and_match(imported):
+    (gt,) = gts(imported, "sc2")
+    src = gt["record"]["source"]
+    assert src["collection"] == "imported" and src["format"] == "sc2replay" and src["match_key"].startswith("sc2-events-")
+    assert src["record_files"][0]["name"] == REPLAY.name and src["licence"].startswith("MIT")
+    assert [e["type"] for e in gt["events"]].count("expand") == 4 and gt["events"][-1]["type"] == "win"
+    assert gt["events"][-1]["actor"] == "red" and gt["v_series"][-1][1] == 1.0 and gt["evaluator"]["model_sha256"]
+
+
+def test_the_imported_case_scores_one_with_the_oracle(imported, J):
+    assert_oracle_scores_one(imported, "sc2", J)
+
+
+@pytest.mark.parametrize("protocol", ["A", "B"])
+def test_the_imported_case_generates_and_validates_as_a_harbor_task(imported, tmp_path, protocol):
+    assert_harbor_tasks_validate(imported, "sc2", tmp_path / f"harbor-{protocol}", protocol)
+
+
+def test_the_imported_video_re_renders_bit_exact(imported, tmp_path):
+    assert_videos_re_render_bit_exact(imported, "sc2", tmp_path)
