@@ -161,7 +161,7 @@ def test_a_replay_of_the_models_fitting_set_is_refused(tmp_path, capsys):
     native = next(f for f in P.replay_files() if R.sha256(f) == sha)
     copy = tmp_path / "mine.SC2Replay"
     shutil.copyfile(native, copy)
-    _refused(tmp_path, capsys, [copy], "in the V_t model's fitting set")
+    _refused(tmp_path, capsys, [copy], "mine.SC2Replay", "in the V_t model's fitting set")
 
 
 @pytest.mark.parametrize("make, says", [

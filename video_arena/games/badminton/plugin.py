@@ -24,6 +24,7 @@ from video_arena.games.badminton import prior as PR
 from video_arena.games.badminton import records as R
 from video_arena.games.badminton import render as RD
 from video_arena.games.badminton import scene as SC
+from video_arena.games.badminton import shuttleset
 from video_arena.games.badminton import value as V
 from video_arena.media.pacing import Schedule
 
@@ -182,8 +183,6 @@ class BadmintonPlugin(GamePlugin):
         """The record of one match given as its ShuttleSet files (shuttleset.py), refused by the game's rules
         (refusal) or as the prior's fitting data; with the priors its V_t starts from: a built-in case's own
         (fitted on the other matches), else fitted on every match of data/rallies.csv."""
-        from video_arena.games.badminton import shuttleset
-
         if fmt != shuttleset.FORMAT:
             raise ValueError(f"badminton reads no {fmt!r} files, only ShuttleSet's (--{shuttleset.FORMAT})")
         record = shuttleset.record_from_files(paths)

@@ -29,6 +29,8 @@ from video_arena import paths
 from video_arena.digests import sha256_text
 from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED, GamePlugin, Step
 from video_arena.games.sc2 import match as M
+from video_arena.games.sc2 import model as V
+from video_arena.games.sc2 import sc2replay
 from video_arena.media.pacing import Schedule
 
 HERE = Path(__file__).resolve().parent
@@ -161,6 +163,14 @@ def fitting_set_keys(mdl: dict[str, Any], n: int = BUILTIN_CASES, seed: int = SE
 
 class FittingDataError(ValueError):
     """A match the shipped V_t model was fitted on offered as a case (a model is not scored on its training data)."""
+
+
+def fitting_refusal(record: dict[str, Any], mdl: dict[str, Any]) -> str:
+    """Why a record is the V_t model's fitting data ("" when it is not)."""
+    key = M.match_key(record)
+    if key in fitting_set_keys(mdl):
+        return f"the match is in the V_t model's fitting set ({key}): a model is not scored on its own training data"
+    return ""
 
 
 @lru_cache(maxsize=8)
@@ -399,14 +409,11 @@ class SC2Plugin(GamePlugin):
 
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
-        from video_arena.games.sc2 import model as V
-
         mdl = V.load_model()
-        key = M.match_key(record)
-        if key in fitting_set_keys(mdl):
-            raise FittingDataError(f"this replay is in the V_t model's fitting set ({key}): a model is not scored "
-                                   "on its own training data")
-        coef = mdl["coef"][V.fold_of_key(mdl, key)]
+        why = fitting_refusal(record, mdl)
+        if why:
+            raise FittingDataError(why)
+        coef = mdl["coef"][V.fold_of_key(mdl, M.match_key(record))]
         m = decoded(record)
         evs = events(record)
         out = [V.predict(coef, m, 0)]
@@ -423,8 +430,6 @@ class SC2Plugin(GamePlugin):
         return 1.0 if record["match"]["winner"] == "red" else 0.0
 
     def evaluator(self) -> dict[str, Any]:
-        from video_arena.games.sc2 import model as V
-
         mdl = V.load_model()
         return {"engine": ENGINE, "method": mdl["method"], "features": mdl["features"],
                 "folds": mdl["k"], "model_sha256": V.model_digest(mdl),
@@ -484,14 +489,15 @@ class SC2Plugin(GamePlugin):
 
     # -- a user's replay (game.toml [import] record_formats) --
     def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
-        from video_arena.games.sc2 import sc2replay
-
         if fmt != sc2replay.FORMAT:
             raise ValueError(f"StarCraft II reads no {fmt!r} files, only .SC2Replay replays (--{sc2replay.FORMAT})")
         record = sc2replay.record_from_files(paths)
         why = self.refusal(record)
         if why:
             raise ValueError(f"{paths[0]}: {why}")
+        why = fitting_refusal(record, V.load_model())
+        if why:
+            raise FittingDataError(f"{paths[0]}: {why}")
         return record
 
     def refusal(self, record: dict[str, Any]) -> str:
@@ -501,8 +507,6 @@ class SC2Plugin(GamePlugin):
         return M.match_key(record)
 
     def fitting_keys(self) -> frozenset[str]:
-        from video_arena.games.sc2 import model as V
-
         return fitting_set_keys(V.load_model())
 
 
