@@ -29,6 +29,22 @@ def read_bounded(path: Path, cap: int) -> tuple[bytes, int]:
     return _read_regular(path, lambda size: (0, min(size, cap) + 1))
 
 
+class FileRefused(ValueError):
+    """A file `read_capped` refuses (not a regular file, unreadable, over its cap): one line naming it."""
+
+
+def read_capped(path: Path, cap: int, what: str = "such a file") -> bytes:
+    """The bytes of a regular file of at most `cap` bytes (read_bounded's refusals: a link, a folder, a FIFO
+    or a device is refused), else FileRefused with one line naming the file and what is wrong."""
+    try:
+        data, size = read_bounded(path, cap)
+    except OSError as exc:
+        raise FileRefused(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if size > cap:
+        raise FileRefused(f"{path}: {size} bytes, more than the {cap} {what} may have")
+    return data
+
+
 def read_tail(path: Path, cap: int) -> tuple[bytes, int]:
     """(the last `cap` bytes of a regular file, its size), with read_bounded's refusals (a symlink, a
     folder; a FIFO is refused without blocking)."""

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.record_imports import (assert_harbor_tasks_validate, assert_oracle_scores_one,
-                                     assert_videos_re_render_bit_exact, gts, import_record)
+from fixtures.record_imports import ImportedCaseChecks, gts, import_record
 
 pytestmark = pytest.mark.slow
 
@@ -51,14 +50,5 @@ def test_each_parse_is_a_case_that_names_its_match_and_files(imported):
     assert gts[7490235544]["record"]["time_base"]["video_start_game_s"] == -90
 
 
-def test_each_imported_case_scores_one_with_the_oracle(imported, J):
-    assert_oracle_scores_one(imported, "dota2", J)
-
-
-@pytest.mark.parametrize("protocol", ["A", "B"])
-def test_the_imported_cases_generate_and_validate_as_harbor_tasks(imported, tmp_path, protocol):
-    assert_harbor_tasks_validate(imported, "dota2", tmp_path / f"harbor-{protocol}", protocol)
-
-
-def test_the_imported_videos_re_render_bit_exact(imported, tmp_path):
-    assert_videos_re_render_bit_exact(imported, "dota2", tmp_path)
+class TestTheImportedCases(ImportedCaseChecks):
+    GAME = "dota2"

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.record_imports import (assert_harbor_tasks_validate, assert_oracle_scores_one,
-                                     assert_videos_re_render_bit_exact, gts, import_record)
+from fixtures.record_imports import ImportedCaseChecks, gts, import_record
 
 pytestmark = pytest.mark.slow
 
@@ -32,14 +31,5 @@ def test_the_replay_is_one_case_naming_its_file_and_match(imported):
     assert gt["events"][-1]["actor"] == "red" and gt["v_series"][-1][1] == 1.0 and gt["evaluator"]["model_sha256"]
 
 
-def test_the_imported_case_scores_one_with_the_oracle(imported, J):
-    assert_oracle_scores_one(imported, "sc2", J)
-
-
-@pytest.mark.parametrize("protocol", ["A", "B"])
-def test_the_imported_case_generates_and_validates_as_a_harbor_task(imported, tmp_path, protocol):
-    assert_harbor_tasks_validate(imported, "sc2", tmp_path / f"harbor-{protocol}", protocol)
-
-
-def test_the_imported_video_re_renders_bit_exact(imported, tmp_path):
-    assert_videos_re_render_bit_exact(imported, "sc2", tmp_path)
+class TestTheImportedCase(ImportedCaseChecks):
+    GAME = "sc2"

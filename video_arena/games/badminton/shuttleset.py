@@ -26,7 +26,7 @@ from typing import Any
 
 from video_arena.digests import sha256_bytes
 from video_arena.games.badminton import records as R
-from video_arena.safe_io import read_bounded
+from video_arena.safe_io import read_capped
 
 FORMAT = "shuttleset"
 COLLECTION = "imported"
@@ -55,13 +55,9 @@ class ShuttleSetError(R.RecordError):
 
 
 def read_csv_file(path: Path, columns: tuple[str, ...]) -> tuple[list[dict[str, str]], str]:
-    """(the rows of a CSV file with these columns, its SHA-256), read bounded; ShuttleSetError naming the file."""
-    try:
-        data, size = read_bounded(path, MAX_CSV_BYTES)
-    except OSError as exc:
-        raise ShuttleSetError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if size > MAX_CSV_BYTES:
-        raise ShuttleSetError(f"{path}: {size} bytes, more than the {MAX_CSV_BYTES} a ShuttleSet file may have")
+    """(the rows of a CSV file with these columns, its SHA-256), read bounded; ShuttleSetError or FileRefused
+    (a ValueError) naming the file."""
+    data = read_capped(path, MAX_CSV_BYTES, "a ShuttleSet file")
     try:
         reader = csv.DictReader(io.StringIO(data.decode("utf-8-sig"), newline=""))
         rows = []

@@ -21,7 +21,7 @@ from typing import Any
 from video_arena.digests import sha256_bytes
 from video_arena.games.sc2 import match as M
 from video_arena.games.sc2.replay import ReplayError, record_problem
-from video_arena.safe_io import LimitExceeded, read_bounded, run_limited
+from video_arena.safe_io import LimitExceeded, read_capped, run_limited
 
 FORMAT = "sc2replay"
 COLLECTION = "imported"
@@ -39,16 +39,11 @@ MPQ_MAGIC = (b"MPQ\x1b", b"MPQ\x1a")
 
 def record_from_files(paths: list[Path]) -> dict[str, Any]:
     """The record (as replay.to_record makes it) of one replay file, its source naming the file and its
-    match key; ReplayError (one line naming the file) when it cannot be one."""
+    match key; ReplayError or FileRefused (a ValueError, one line naming the file) when it cannot be one."""
     if len(paths) != 1:
         raise ReplayError(f"--{FORMAT} takes one replay file per match, got {len(paths)}")
     path = Path(paths[0])
-    try:
-        data, size = read_bounded(path, MAX_REPLAY_BYTES)
-    except OSError as exc:
-        raise ReplayError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    if size > MAX_REPLAY_BYTES:
-        raise ReplayError(f"{path}: {size} bytes, more than the {MAX_REPLAY_BYTES} a replay may have")
+    data = read_capped(path, MAX_REPLAY_BYTES, "a replay")
     if not data.startswith(MPQ_MAGIC):
         raise ReplayError(f"{path}: not a StarCraft II replay (it does not start with an MPQ archive header)")
     try:
