@@ -2,13 +2,19 @@
 regular file only, opened without following a symbolic link and without blocking, never more than a cap
 read), JSON parsed with bounds on its nesting and its numbers, a check for a symbolic link on any
 component of a path below a root, and atomic writes.  Every reader of an outside file (a record, a log, a
-results folder, a Harbor job, a tasks tree) reads through here (docs/SECURITY.md)."""
+results folder, a Harbor job, a tasks tree) reads through here (docs/SECURITY.md).  A parser that cannot be
+trusted with a hostile file (one that may allocate or loop on a crafted input) runs in a child process with
+bounds on its time, memory and output (`run_limited`)."""
 from __future__ import annotations
 
 import json
 import math
 import os
+import signal
 import stat
+import subprocess
+import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,22 @@ def read_bounded(path: Path, cap: int) -> tuple[bytes, int]:
     2 GB (sparse) file costs cap + 1 bytes of memory, never its size.  Raises OSError (a symlink or a
     folder is refused: O_NOFOLLOW)."""
     return _read_regular(path, lambda size: (0, min(size, cap) + 1))
+
+
+class FileRefused(ValueError):
+    """A file `read_capped` refuses (not a regular file, unreadable, over its cap): one line naming it."""
+
+
+def read_capped(path: Path, cap: int, what: str = "such a file") -> bytes:
+    """The bytes of a regular file of at most `cap` bytes (read_bounded's refusals: a link, a folder, a FIFO
+    or a device is refused), else FileRefused with one line naming the file and what is wrong."""
+    try:
+        data, size = read_bounded(path, cap)
+    except OSError as exc:
+        raise FileRefused(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if size > cap:
+        raise FileRefused(f"{path}: {size} bytes, more than the {cap} {what} may have")
+    return data
 
 
 def read_tail(path: Path, cap: int) -> tuple[bytes, int]:
@@ -184,3 +206,58 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 def write_json_atomic(path: Path, doc: Any) -> None:
     """A JSON document written atomically and surrogate-safe (`json_text`)."""
     write_bytes_atomic(path, json_text(doc).encode("utf-8"))
+
+
+class LimitExceeded(RuntimeError):
+    """A bounded child (`run_limited`) went past one of its limits or died: one line saying which."""
+
+
+#: The child's bootstrap: its limits are set before the module that reads the hostile bytes is imported.
+_CHILD = """
+import importlib, resource, sys
+cpu, memory, output = (int(v) for v in sys.argv[3:6])
+resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+resource.setrlimit(resource.RLIMIT_FSIZE, (output, output))
+function = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])
+sys.stdout.buffer.write(function(sys.stdin.buffer.read()))
+sys.stdout.buffer.flush()
+"""
+
+
+def run_limited(module: str, function: str, data: bytes, *, wall_s: float, cpu_s: int, memory_bytes: int,
+                output_bytes: int) -> bytes:
+    """`module.function(data) -> bytes` run in a child Python process that can neither take more than `cpu_s`
+    seconds of CPU (`wall_s` seconds of wall time), nor address more than `memory_bytes`, nor write more than
+    `output_bytes` (its answer and its stderr go to files, so the cap holds them both); the child starts
+    with these limits set, before `module` is imported.  Returns what the function returned; raises
+    LimitExceeded with one line when a limit was hit or the child failed (the function itself should
+    catch what its input can make it raise and answer with it)."""
+    argv = [sys.executable, "-c", _CHILD, module, function, str(int(cpu_s)), str(int(memory_bytes)),
+            str(int(output_bytes) + 1)]    # one byte over the cap shows that the child went past it
+    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, tempfile.TemporaryFile() as ferr:
+        fin.write(data)
+        fin.seek(0)
+        try:
+            proc = subprocess.run(argv, stdin=fin, stdout=fout, stderr=ferr, timeout=wall_s, close_fds=True)
+        except subprocess.TimeoutExpired:   # run() kills the child before raising
+            raise LimitExceeded(f"took more than {wall_s:g} s") from None
+        fout.seek(0)
+        out = fout.read(output_bytes + 1)
+        ferr.seek(0)
+        err = ferr.read(output_bytes).decode("utf-8", "replace").strip().splitlines()
+    if proc.returncode == 0 and len(out) <= output_bytes:
+        return out
+    raise LimitExceeded(_child_failure(proc.returncode, err, cpu_s=cpu_s, memory_bytes=memory_bytes,
+                                       output_bytes=output_bytes))
+
+
+def _child_failure(code: int, err: list[str], *, cpu_s: int, memory_bytes: int, output_bytes: int) -> str:
+    last = err[-1][:200] if err else ""
+    if code in (-signal.SIGXCPU, -signal.SIGKILL) and not last:
+        return f"used more than {cpu_s} s of CPU"
+    if code in (-signal.SIGXFSZ, 0) or "File too large" in last:
+        return f"wrote more than {output_bytes} bytes"
+    if last.startswith("MemoryError") or "Cannot allocate memory" in last:
+        return f"needed more than {memory_bytes // (1024 * 1024)} MiB of memory"
+    return f"failed ({'signal ' + str(-code) if code < 0 else 'exit ' + str(code)}{': ' + last if last else ''})"

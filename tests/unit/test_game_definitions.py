@@ -133,3 +133,14 @@ def test_the_audit_flags_every_games_match_sites():
         for site in load_definition(game).match_sites:
             rx = dict((name, r) for name, r in A.RULES if name == "match_lookup")["match_lookup"]
             assert rx.search(f"curl -s https://www.{site}/match/123"), (game, site)
+
+
+def test_the_record_formats_are_declared_and_docs_games_lists_them():
+    from video_arena.games.cli import games_doc
+
+    assert [f for f, _ in load_definition("sc2").record_formats] == ["sc2replay"]
+    assert [f for f, _ in load_definition("badminton").record_formats] == ["shuttleset"]
+    doc = games_doc()
+    for game, fmt in (("sc2", "sc2replay"), ("badminton", "shuttleset"), ("dota2", "opendota")):
+        assert f"`video-arena import-cases --game {game} --{fmt} FILE ...`" in doc
+    assert (paths.REPO_ROOT / "docs" / "GAMES.md").read_text(encoding="utf-8") == doc   # regenerated

@@ -14,25 +14,58 @@ picture), FPS frames a second, no text of any kind.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any, Iterator
 
 from PIL import Image
 
-from video_arena.games.base import GamePlugin, Step
+from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED, GamePlugin, Step
 from video_arena.games.badminton import prior as PR
 from video_arena.games.badminton import records as R
 from video_arena.games.badminton import render as RD
 from video_arena.games.badminton import scene as SC
+from video_arena.games.badminton import shuttleset
 from video_arena.games.badminton import value as V
 from video_arena.media.pacing import Schedule
 
 ACTOR = {"a": "player_a", "b": "player_b"}
 
 
-def with_value_model(record: dict[str, Any], matches: list[PR.MatchServes] | None = None) -> dict[str, Any]:
+def with_value_model(record: dict[str, Any], matches: list[PR.MatchServes] | None = None,
+                     in_table: bool = True) -> dict[str, Any]:
     """The record with the priors its V_t starts from (prior.value_model: from the other matches only)."""
-    record["value_model"] = PR.value_model(record, matches)
+    record["value_model"] = PR.value_model(record, matches, in_table)
     return record
+
+
+def case_keys() -> frozenset[str]:
+    """The match keys of the built-in cases (the selection over data/pool.csv)."""
+    return frozenset(R.match_key(e.folder) for e in R.select(R.read_pool(), BUILTIN_CASES, SELECTION_SEED))
+
+
+def fitting_set_keys() -> frozenset[str]:
+    """The match keys of the matches V_t's prior is fitted on that are not built-in cases: the rest of
+    data/rallies.csv (every distinct match of both collections)."""
+    return frozenset(m.key for m in R.read_rallies()) - case_keys()
+
+
+class FittingDataError(ValueError):
+    """A match V_t's prior was fitted on offered as a case (a model is not scored on its training data)."""
+
+
+def fitting_refusal(record: dict[str, Any], table: list[R.MatchRallies]) -> str:
+    """Why a record is the prior's fitting data ("" when it is not): its name (the match key) is one of the
+    fitting set's, or its rallies are those of a match of the table under another name."""
+    key = PLUGIN.match_key(record)
+    if key in fitting_set_keys():
+        return (f"the match {record['source']['folder']!r} is in the V_t prior's fitting data (data/rallies.csv): "
+                "a model is not scored on its training data")
+    tokens = R.match_rallies(record).tokens()
+    same = next((m for m in table if m.tokens() == tokens and m.key != key), None)
+    if same is not None:
+        return (f"its rallies are those of {same.collection}/{same.folder} in the V_t prior's data "
+                "(data/rallies.csv), under another name")
+    return ""
 
 
 def rally_values(record: dict[str, Any]) -> list[float]:
@@ -65,6 +98,9 @@ class BadmintonPlugin(GamePlugin):
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
         """V before the first rally, after each rally, and (unchanged) at each game row."""
+        why = fitting_refusal(record, R.read_rallies())
+        if why:
+            raise FittingDataError(why)
         per_rally = rally_values(record)
         games = [r["game"] for r in record["rallies"]]
         out = [per_rally[0]]
@@ -141,6 +177,33 @@ class BadmintonPlugin(GamePlugin):
 
     def case_summary(self, record: dict[str, Any]) -> dict[str, Any]:
         return {"collection": record["source"]["collection"], "id": record["source"]["id"]}
+
+    # -- a user's match in ShuttleSet's layout (game.toml [import] record_formats) --
+    def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
+        """The record of one match given as its ShuttleSet files (shuttleset.py), refused by the game's rules
+        (refusal) or as the prior's fitting data; with the priors its V_t starts from: a built-in case's own
+        (fitted on the other matches), else fitted on every match of data/rallies.csv."""
+        if fmt != shuttleset.FORMAT:
+            raise ValueError(f"badminton reads no {fmt!r} files, only ShuttleSet's (--{shuttleset.FORMAT})")
+        record = shuttleset.record_from_files(paths)
+        name = record["source"]["folder"]
+        why = self.refusal(record)
+        if why:
+            raise ValueError(f"{name}: {why}")
+        table = R.read_rallies()
+        why = fitting_refusal(record, table)
+        if why:
+            raise FittingDataError(f"{name}: {why}")
+        return with_value_model(record, PR.table(table), in_table=self.match_key(record) in case_keys())
+
+    def refusal(self, record: dict[str, Any]) -> str:
+        return R.problems_line(R.match_problems(record))
+
+    def match_key(self, record: dict[str, Any]) -> str:
+        return R.match_key(record["source"]["folder"].rsplit("/", 1)[-1])
+
+    def fitting_keys(self) -> frozenset[str]:
+        return fitting_set_keys()
 
 
 PLUGIN = BadmintonPlugin()

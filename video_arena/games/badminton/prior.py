@@ -123,19 +123,23 @@ def fit(matches: list[MatchServes]) -> Hyper:
     return next(h for kappa in GRID for tau in GRID if scores[h := Hyper(kappa, tau)] >= best - 1e-9)
 
 
-def others(matches: list[MatchServes], key: str) -> list[MatchServes]:
+def others(matches: list[MatchServes], key: str, in_table: bool = True) -> list[MatchServes]:
     """Every match but the one with this match key.  The table holds each distinct match once (the pool's
-    deduplication), so exactly one goes: none would mean the match sits there under another name."""
+    deduplication), so exactly one goes for a match of the table (none would mean the match is not the one
+    the table holds) and none for a match from outside it (one would mean it is not from outside)."""
     rest = [m for m in matches if m.key != key]
-    if len(rest) != len(matches) - 1:
-        raise R.RecordError(f"match {key!r} is in data/rallies.csv {len(matches) - len(rest)} times (need once)")
+    if len(rest) != len(matches) - in_table:
+        raise R.RecordError(f"match {key!r} is in data/rallies.csv {len(matches) - len(rest)} times "
+                            f"(need {'once' if in_table else 'none'})")
     return rest
 
 
-def value_model(record: dict[str, Any], matches: list[MatchServes] | None = None) -> dict[str, Any]:
-    """What the record's V_t starts from: both players' Beta priors, fitted on every match but this one."""
+def value_model(record: dict[str, Any], matches: list[MatchServes] | None = None,
+                in_table: bool = True) -> dict[str, Any]:
+    """What the record's V_t starts from: both players' Beta priors, fitted on every match but this one (a
+    match of the table, `in_table`; a user's match from outside it: every match of the table)."""
     key = R.match_key(record["source"]["folder"].rsplit("/", 1)[-1])
-    rest = others(table() if matches is None else matches, key)
+    rest = others(table() if matches is None else matches, key, in_table)
     hyper = fit(rest)
     tot = Totals(rest)
     out: dict[str, Any] = {}

@@ -65,6 +65,10 @@ SHOTS = {
 MAX_STROKE_GAP_S = 6.0
 #: ... and at most this many rallies without an end label (their winner comes from the score).
 MAX_MISSING_LABELS = 2
+#: ... and at most this much play (the rallies' own time, first stroke to last; the longest match of both
+#: collections has 1,476 s) at a broadcast frame rate in this range (the collections: 25 and 30).
+MAX_PLAY_S = 3600.0
+MIN_SOURCE_FPS, MAX_SOURCE_FPS = 24, 60
 STRATA = (("MS", 2), ("MS", 3), ("WS", 2), ("WS", 3))
 
 
@@ -90,20 +94,15 @@ def match_rows(collection: str, base: Path | None = None) -> dict[str, dict[str,
     return {m["video"]: m for m in _read_csv(collection_dir(collection, base) / "match.csv")}
 
 
-def homography(collection: str, folder: str, base: Path | None = None) -> list[list[float]]:
-    for row in _read_csv(collection_dir(collection, base) / "homography.csv"):
-        if row["video"] == folder:
-            return json.loads(row["homography_matrix"])
-    raise RecordError(f"{collection}/{folder}: no homography")
-
-
 def players() -> dict[str, str]:
     """player name (as match.csv spells it) -> "MS" or "WS" (data/players.csv)."""
     return {r["name"]: r["event"] for r in _read_csv(DATA_DIR / "players.csv")}
 
 
 def match_key(folder: str) -> str:
-    """The folder name without case, spaces or punctuation: the same match in both collections."""
+    """The folder name without case, spaces or punctuation: the same match in both collections.  The folder is
+    the match's own name in ShuttleSet's layout (match.csv's and homography.csv's `video`), so this is the
+    match's identity wherever its files are read from (the plugin's match_key)."""
     return re.sub(r"[^a-z0-9]", "", folder.lower())
 
 
@@ -151,26 +150,33 @@ def source_fps(rows: list[dict[str, str]]) -> int:
 
 
 def read_match(collection: str, folder: str, base: Path | None = None) -> dict[str, Any]:
-    """The record of one match: every rally with its strokes (source frame, hitter, shot, hitter's and
-    opponent's positions, landing point; metres) and the score after it, in player_a / player_b terms."""
+    """The record of one match of a collection (match_record of its files)."""
     cdir = collection_dir(collection, base)
     meta = match_rows(collection, base).get(folder)
     if meta is None:
         raise RecordError(f"{collection}: no match {folder!r} in match.csv")
-    h = homography(collection, folder, base)
-    hrow = next(r for r in _read_csv(cdir / "homography.csv") if r["video"] == folder)
-    x0, _ = _outline_x(h, hrow)
-    shift = x0   # metres to move x so that 0 is the left sideline
+    hrow = next((r for r in _read_csv(cdir / "homography.csv") if r["video"] == folder), None)
+    if hrow is None:
+        raise RecordError(f"{collection}/{folder}: no homography")
     sets = sorted((cdir / folder).glob("set*.csv"))
     if not sets:
         raise RecordError(f"{collection}/{folder}: no set*.csv")
-    all_rows = []
-    games = []
-    for path in sets:
-        rows = _read_csv(path)
-        all_rows += rows
-        games.append(rows)
-    fps = source_fps(all_rows)
+    source = {"collection": collection, "id": f"{collection}-{int(float(meta['id']))}",
+              "folder": f"{UPSTREAM_PATHS[collection]}/{folder}",
+              "repository": REPOSITORY, "commit": COMMIT, "licence": LICENCE}
+    return match_record(meta, hrow, [_read_csv(path) for path in sets], source)
+
+
+def match_record(meta: dict[str, str], hrow: dict[str, str], games: list[list[dict[str, str]]],
+                 source: dict[str, Any]) -> dict[str, Any]:
+    """The record of one match from its files' rows: its match.csv row, its homography.csv row and the rows of
+    its set1.csv, set2.csv (, set3.csv): every rally with its strokes (source frame, hitter, shot, hitter's and
+    opponent's positions, landing point; metres) and the score after it, in player_a / player_b terms.  The one
+    reader of the committed matches and of a user's (shuttleset.py)."""
+    h = json.loads(hrow["homography_matrix"])
+    x0, _ = _outline_x(h, hrow)
+    shift = x0   # metres to move x so that 0 is the left sideline
+    fps = source_fps([r for rows in games for r in rows])
     # player_a: the record's player (A = the match winner, B = the loser) nearer the camera in game 1
     near = {"A": 0, "B": 0}
     for r in games[0][:40]:
@@ -193,7 +199,7 @@ def read_match(collection: str, folder: str, base: Path | None = None) -> dict[s
             for r in rs:
                 hitter = side.get(r["player"])
                 if hitter is None:
-                    raise RecordError(f"{folder} game {g} rally {rid}: player {r['player']!r}")
+                    raise RecordError(f"game {g} rally {rid}: player {r['player']!r}")
                 strokes.append([int(_fnum(r["frame_num"])), hitter, SHOTS.get(r["type"], "unknown"),
                                 _pt(h, r["player_location_x"], r["player_location_y"], shift),
                                 _pt(h, r["opponent_location_x"], r["opponent_location_y"], shift),
@@ -203,9 +209,7 @@ def read_match(collection: str, folder: str, base: Path | None = None) -> dict[s
                             "getpoint": side.get(gp, ""), "strokes": strokes})
     event = players().get(meta["winner"])
     return {
-        "source": {"collection": collection, "id": f"{collection}-{int(float(meta['id']))}",
-                   "folder": f"{UPSTREAM_PATHS[collection]}/{folder}",
-                   "repository": REPOSITORY, "commit": COMMIT, "licence": LICENCE},
+        "source": source,
         "match": {"tournament": meta["tournament"], "round": meta["round"], "year": int(float(meta["year"])),
                   "event": event, "games": len(games), "source_fps": fps,
                   "player_a": name[rec_a], "player_b": name["B" if rec_a == "A" else "A"],
@@ -262,11 +266,19 @@ def record_serve_outcomes(record: dict[str, Any]) -> tuple[list[str], list[str]]
 
 
 def problems(record: dict[str, Any]) -> list[str]:
-    """Why a match cannot be a case (empty when it can): the selection rule's eligibility."""
+    """Why a match cannot be a built-in case (empty when it can): the selection rule's eligibility, the match's
+    own rules (match_problems) and a known event (men's or women's singles: the selection's strata)."""
+    out = [] if record["match"]["event"] in ("MS", "WS") else ["players not in data/players.csv"]
+    return out + match_problems(record)
+
+
+def match_problems(record: dict[str, Any]) -> list[str]:
+    """Why a match cannot be a case by its own record (empty when it can): the score goes up by one point a
+    rally and every game ends at a legal score, best of three; the source's frame rate; no stroke gap over
+    MAX_STROKE_GAP_S and at most MAX_PLAY_S of rallies in all; end labels consistent with the score, at most
+    MAX_MISSING_LABELS missing.  The built-in selection (problems) and an import (the plugin's refusal) apply it."""
     out = []
     m = record["match"]
-    if m["event"] not in ("MS", "WS"):
-        out.append("players not in data/players.csv")
     try:
         winners = rally_winners(record)
     except RecordError as exc:
@@ -285,9 +297,14 @@ def problems(record: dict[str, Any]) -> list[str]:
         if not game_over(*r["score"]) and i + 1 < len(record["rallies"]) and record["rallies"][i + 1]["game"] != r["game"]:
             out.append(f"rally {i}: the game changes at {r['score']}")
     fps = m["source_fps"]
+    if not MIN_SOURCE_FPS <= fps <= MAX_SOURCE_FPS:
+        return out + [f"the video's frame rate is {fps} (frame_num over time), not {MIN_SOURCE_FPS} to {MAX_SOURCE_FPS}"]
     gaps = [(s1[0] - s0[0]) / fps for r in record["rallies"] for s0, s1 in zip(r["strokes"], r["strokes"][1:])]
     if gaps and max(gaps) > MAX_STROKE_GAP_S:
         out.append(f"a gap of {max(gaps):.1f} s between two strokes")
+    play = sum(r["strokes"][-1][0] - r["strokes"][0][0] for r in record["rallies"]) / fps
+    if play > MAX_PLAY_S:
+        out.append(f"{play:.0f} s of rallies, more than {MAX_PLAY_S:.0f}")
     missing = 0
     for i, (r, w) in enumerate(zip(record["rallies"], winners)):
         label = r["label"]
@@ -316,6 +333,11 @@ def problems(record: dict[str, Any]) -> list[str]:
     if missing > MAX_MISSING_LABELS:
         out.append(f"{missing} rallies without an end label")
     return out
+
+
+def problems_line(probs: list[str]) -> str:
+    """The first three problems on one line (and how many more)."""
+    return "; ".join(probs[:3]) + (f" (+{len(probs) - 3})" if len(probs) > 3 else "")
 
 
 def ends_of(record: dict[str, Any], i: int) -> dict[str, str]:
@@ -371,6 +393,10 @@ class MatchRallies:
     def key(self) -> str:
         return match_key(self.folder)
 
+    def tokens(self) -> str:
+        """One `game:hitter:a-b` token per rally, space-separated (data/rallies.csv's `rallies`)."""
+        return " ".join(f"{g}:{h}:{a}-{b}" for g, h, (a, b) in zip(self.games, self.first_hitters, self.scores))
+
     def serve_outcomes(self) -> tuple[list[str], list[str]]:
         return serve_outcomes(list(self.games), list(self.first_hitters), list(self.scores))
 
@@ -388,8 +414,7 @@ def write_rallies(matches: list[MatchRallies], path: Path = RALLIES_FILE) -> Non
         w = csv.writer(f, lineterminator="\n")
         w.writerow(RALLIES_FIELDS)
         for m in matches:
-            w.writerow([m.collection, m.folder, m.player_a, m.player_b,
-                        " ".join(f"{g}:{h}:{a}-{b}" for g, h, (a, b) in zip(m.games, m.first_hitters, m.scores))])
+            w.writerow([m.collection, m.folder, m.player_a, m.player_b, m.tokens()])
 
 
 def read_rallies(path: Path = RALLIES_FILE) -> list[MatchRallies]:
@@ -426,7 +451,7 @@ def scan_pool(base: Path) -> tuple[list[PoolEntry], list[MatchRallies]]:
                 ev, year, n_games, n_r = rec["match"]["event"] or "", rec["match"]["year"], rec["match"]["games"], len(rec["rallies"])
             except (RecordError, OSError, KeyError, ValueError) as exc:
                 probs, ev, year, n_games, n_r = [f"unreadable: {exc}"], "", int(float(meta.get("year") or 0)), 0, 0
-            out.append(PoolEntry(collection, folder, ev, year, n_games, n_r, "; ".join(probs[:3]) + (f" (+{len(probs) - 3})" if len(probs) > 3 else "")))
+            out.append(PoolEntry(collection, folder, ev, year, n_games, n_r, problems_line(probs)))
     return out, rallies
 
 

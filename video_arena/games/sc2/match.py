@@ -8,9 +8,12 @@ a clock reading of 14:00 in a 2.x replay is 10:00 of real time here).
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
+
+from video_arena.digests import sha256_text
 
 
 class SC2Error(RuntimeError):
@@ -36,6 +39,22 @@ MOVE_SPEED = 4.0
 
 def real_s(loop: float) -> float:
     return loop / LOOPS_PER_REAL_S
+
+
+#: The parts of a record that come from the replay's tracker events and header (not its provenance).
+CONTENT = ("match", "units", "buildings", "stats", "resources")
+
+
+def record_content(record: dict[str, Any]) -> str:
+    """The record's match as one canonical JSON text (everything but its source)."""
+    return json.dumps({k: record[k] for k in CONTENT}, sort_keys=True)
+
+
+def match_key(record: dict[str, Any]) -> str:
+    """The match's identity: a digest of what its tracker events and header say (record_content).  A replay
+    holds no id of the game it records, and its file differs between copies (each player saves one), but
+    every copy of one game records the same events; the key does not depend on the file or its name."""
+    return "sc2-events-" + sha256_text(record_content(record))
 
 
 @dataclass

@@ -15,7 +15,11 @@ Cross-fitting: every usable replay (the cases and the fitting set) goes to one o
 of its content); fold j's model is fitted on the replays of the other folds, and a replay's V_t always comes
 from its own fold's model, one that never saw it.  The calibration table scores those held-out predictions at
 every stats snapshot (each 10 game seconds) by game phase against a constant 0.5 and against the army-value
-ratio rule (red's share of the two armies' value).
+ratio rule (red's share of the two armies' value).  A match from outside the committed replays (a user's
+replay, `import-cases --sc2replay`) takes the fold model its match key's digest names (`fold_of_key`).
+
+data/model.json also lists, per replay file (SHA-256), its match key (match.match_key) and length in game
+loops (`replays`): what the plugin needs to name the fitting set without reading a replay.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from video_arena.digests import sha256_text
+from video_arena.digests import derived_int, sha256_text
 from video_arena.games.logistic import fit as _fit, scores
 from video_arena.games.sc2 import match as M
 
@@ -59,6 +63,21 @@ def coef_for(mdl: dict[str, Any], sha256: str) -> list[float]:
     if fold is None:
         raise KeyError(f"replay {sha256[:12]} is in no fold of the model: refit it")
     return mdl["coef"][fold]
+
+
+def fitted_keys(mdl: dict[str, Any]) -> dict[str, str]:
+    """{match key (match.match_key): SHA-256 of its file} of every replay the fold models were fitted on."""
+    return {r["match_key"]: sha for sha, r in mdl["replays"].items()}
+
+
+def fold_of_key(mdl: dict[str, Any], key: str) -> int:
+    """The fold model a match's V_t comes from: a committed replay's own fold (the model fitted without it,
+    whatever file it is read from); any other match, the fold its match key's digest names (each fold model
+    was fitted on the other folds' replays, none of them this match)."""
+    sha = fitted_keys(mdl).get(key)
+    if sha is not None:
+        return mdl["folds"][sha]
+    return derived_int(f"video-arena/sc2/import-fold/{key}") % mdl["k"]
 
 
 def design(f: list[float], loop: float, used: tuple[str, ...] = USED) -> list[float]:
@@ -109,10 +128,13 @@ def fit_all(records: dict[str, dict[str, Any]], used: tuple[str, ...] = USED, l2
                 y += [red_won, 1 - red_won]
                 w += [1 / len(rs)] * 2
         coefs.append([round(float(c), 6) for c in _fit(np.array(X), np.array(y), np.array(w), l2)])
+    replays = {rec["source"]["sha256"]: {"match_key": M.match_key(rec), "end_loop": int(rec["match"]["end_loop"])}
+               for rec in sorted(records.values(), key=lambda r: r["source"]["sha256"])}
     return {"format": "video-arena-sc2-model/1", "method": METHOD, "features": list(used),
             "design": "features, then features x phase (phase = min(real minutes / %g, 1))" % PHASE_MIN,
             "k": K, "l2": L2, "folds": folds, "coef": coefs,
-            "fitted_on": f"{len(data)} usable replays (the cases and the fitting set), cross-fitted"}
+            "fitted_on": f"{len(data)} usable replays (the cases and the fitting set), cross-fitted",
+            "replays": replays}
 
 
 def calibration(records: dict[str, dict[str, Any]], mdl: dict[str, Any]) -> list[dict[str, Any]]:

@@ -27,8 +27,10 @@ from PIL import Image, ImageDraw
 
 from video_arena import paths
 from video_arena.digests import sha256_text
-from video_arena.games.base import GamePlugin, Step
+from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED, GamePlugin, Step
 from video_arena.games.sc2 import match as M
+from video_arena.games.sc2 import model as V
+from video_arena.games.sc2 import sc2replay
 from video_arena.media.pacing import Schedule
 
 HERE = Path(__file__).resolve().parent
@@ -39,8 +41,9 @@ REPOSITORY = "github.com/ggtracker/sc2reader"
 COMMIT = "a7778d0436ba37540bfd11f1892a502f5b9c1456"
 LICENCE = "MIT (sc2reader's test replays, data/replays/LICENSE.txt)"
 ENGINE = "sc2reader 1.9.0 (replay parser; tracker events)"
-#: Shortest match a case may be (real seconds).
+#: Shortest and longest match a case may be (real seconds; the committed replays last 125 to 1,705 s).
 MIN_CASE_S = 180.0
+MAX_CASE_S = 3600.0
 #: Version of the record layout (replay.py): a cached record of another version is read again.
 RECORD_VERSION = 3
 
@@ -124,17 +127,50 @@ def duration_s(record: dict[str, Any]) -> float:
     return M.real_s(int(record["match"]["end_loop"]))
 
 
+def case_refusal(record: dict[str, Any]) -> str:
+    """Why a usable replay's record cannot be a case ("" when it can): the length window, MIN_CASE_S to
+    MAX_CASE_S real seconds.  The built-in selection and an import (plugin.refusal) apply this one rule; the
+    replay's own rules (replay.usable: one against one, both players' tracker stats, a winner, Faster speed)
+    are applied by the one reader both use (replay.to_record)."""
+    s = duration_s(record)
+    if s < MIN_CASE_S:
+        return f"the match lasts {s:.0f} real seconds, shorter than the {MIN_CASE_S:.0f} a case needs"
+    if s > MAX_CASE_S:
+        return f"the match lasts {s:.0f} real seconds, longer than the {MAX_CASE_S:.0f} a case may"
+    return ""
+
+
 def selection(n: int, seed: int, records: dict[str, dict[str, Any]]) -> tuple[list[str], list[str]]:
     """(case replays in selection order, the fitting set).  The rule: every usable replay (two players on
-    two teams, tracker events, a recorded winner, Faster speed) of at least MIN_CASE_S real seconds, ordered
-    by SHA-256 of the seed and the file's SHA-256; the first n are the cases, every other usable replay is
-    the fitting set."""
-    eligible = [name for name, rec in records.items() if duration_s(rec) >= MIN_CASE_S]
+    two teams, tracker events, a recorded winner, Faster speed) that case_refusal accepts (MIN_CASE_S to
+    MAX_CASE_S real seconds), ordered by SHA-256 of the seed and the file's SHA-256; the first n are the
+    cases, every other usable replay is the fitting set."""
+    eligible = [name for name, rec in records.items() if not case_refusal(rec)]
     if len(eligible) < n:
         raise SC2Error(f"only {len(eligible)} replays are eligible for cases; {n} asked")
     key = lambda name: sha256_text(f"video-arena/sc2/select/{seed}/{records[name]['source']['sha256']}")  # noqa: E731
     cases = sorted(eligible, key=key)[:n]
     return cases, sorted(set(records) - set(cases))
+
+
+def fitting_set_keys(mdl: dict[str, Any], n: int = BUILTIN_CASES, seed: int = SELECTION_SEED) -> frozenset[str]:
+    """Match keys of the replays the model was fitted on that are not built-in cases (the selection, run on
+    the model's list of its replays: file digest and length)."""
+    index = {sha: {"source": {"sha256": sha}, "match": {"end_loop": r["end_loop"]}} for sha, r in mdl["replays"].items()}
+    _, fitting = selection(n, seed, index)
+    return frozenset(mdl["replays"][sha]["match_key"] for sha in fitting)
+
+
+class FittingDataError(ValueError):
+    """A match the shipped V_t model was fitted on offered as a case (a model is not scored on its training data)."""
+
+
+def fitting_refusal(record: dict[str, Any], mdl: dict[str, Any]) -> str:
+    """Why a record is the V_t model's fitting data ("" when it is not)."""
+    key = M.match_key(record)
+    if key in fitting_set_keys(mdl):
+        return f"the match is in the V_t model's fitting set ({key}): a model is not scored on its own training data"
+    return ""
 
 
 @lru_cache(maxsize=8)
@@ -143,7 +179,7 @@ def _decoded(key: str) -> M.Match:
 
 
 def _key(record: dict[str, Any]) -> str:
-    return json.dumps({k: record[k] for k in ("match", "units", "buildings", "stats", "resources")}, sort_keys=True)
+    return M.record_content(record)
 
 
 def decoded(record: dict[str, Any]) -> M.Match:
@@ -373,10 +409,11 @@ class SC2Plugin(GamePlugin):
 
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
-        from video_arena.games.sc2 import model as V
-
         mdl = V.load_model()
-        coef = V.coef_for(mdl, record["source"]["sha256"])
+        why = fitting_refusal(record, mdl)
+        if why:
+            raise FittingDataError(why)
+        coef = mdl["coef"][V.fold_of_key(mdl, M.match_key(record))]
         m = decoded(record)
         evs = events(record)
         out = [V.predict(coef, m, 0)]
@@ -393,8 +430,6 @@ class SC2Plugin(GamePlugin):
         return 1.0 if record["match"]["winner"] == "red" else 0.0
 
     def evaluator(self) -> dict[str, Any]:
-        from video_arena.games.sc2 import model as V
-
         mdl = V.load_model()
         return {"engine": ENGINE, "method": mdl["method"], "features": mdl["features"],
                 "folds": mdl["k"], "model_sha256": V.model_digest(mdl),
@@ -450,7 +485,29 @@ class SC2Plugin(GamePlugin):
         }
 
     def case_summary(self, record: dict[str, Any]) -> dict[str, Any]:
-        return {"collection": COLLECTION, "id": record["source"]["id"]}
+        return {"collection": record["source"]["collection"], "id": record["source"]["id"]}
+
+    # -- a user's replay (game.toml [import] record_formats) --
+    def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
+        if fmt != sc2replay.FORMAT:
+            raise ValueError(f"StarCraft II reads no {fmt!r} files, only .SC2Replay replays (--{sc2replay.FORMAT})")
+        record = sc2replay.record_from_files(paths)
+        why = self.refusal(record)
+        if why:
+            raise ValueError(f"{paths[0]}: {why}")
+        why = fitting_refusal(record, V.load_model())
+        if why:
+            raise FittingDataError(f"{paths[0]}: {why}")
+        return record
+
+    def refusal(self, record: dict[str, Any]) -> str:
+        return case_refusal(record)
+
+    def match_key(self, record: dict[str, Any]) -> str:
+        return M.match_key(record)
+
+    def fitting_keys(self) -> frozenset[str]:
+        return fitting_set_keys(V.load_model())
 
 
 PLUGIN = SC2Plugin()

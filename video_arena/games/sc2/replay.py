@@ -20,8 +20,11 @@ needs neither sc2reader nor the replay.
 """
 from __future__ import annotations
 
+import io
+import json
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from video_arena.digests import sha256_file
 
@@ -71,23 +74,31 @@ def sha256(path: Path) -> str:
     return sha256_file(path)
 
 
-def load(path: Path):
+def load(replay_file: Path | BinaryIO):
+    """The replay read by sc2reader from a path (the committed replays) or an open binary file (a user's
+    replay, read in a bounded child: `import_record`)."""
     import sc2reader
 
     try:
-        return sc2reader.load_replay(str(path), load_level=4)
+        source = str(replay_file) if isinstance(replay_file, (str, Path)) else replay_file
+        return sc2reader.load_replay(source, load_level=4)
     except Exception as exc:  # noqa: BLE001  sc2reader raises many kinds; the caller records why
         raise ReplayError(f"sc2reader cannot parse it ({type(exc).__name__}: {str(exc)[:120]})") from None
 
 
 def usable(replay) -> str | None:
-    """Why the replay cannot give a case or fitting data, or None."""
+    """Why the replay cannot give a case or fitting data, or None (the one rule of the committed replays and a
+    user's: two players on two teams, the tracker's player stats of both (V_t's input), a recorded winner,
+    Faster speed)."""
     if len(replay.players) != 2:
         return f"{len(replay.players)} players (not one against one)"
     if len({p.team_id for p in replay.players}) != 2:
         return "both players are on the same team"
-    if not any(type(e).__name__ == "PlayerStatsEvent" for e in replay.tracker_events):
-        return "no tracker events"
+    stats = {e.pid for e in replay.tracker_events if type(e).__name__ == "PlayerStatsEvent"}
+    if not stats:
+        return "no tracker events (release 2.0.4 or later records them; V_t needs their player stats)"
+    if not {p.pid for p in replay.players} <= stats:
+        return "a player without tracker player stats (V_t needs both players' army value)"
     if replay.winner is None or len(replay.winner.players) != 1:
         return "no recorded winner"
     if (replay.speed or "Faster") != "Faster":
@@ -127,8 +138,8 @@ def _moves(b: dict[str, Any]) -> list[tuple[int, int, int]]:
     return out
 
 
-def to_record(path: Path, source: dict[str, Any]) -> dict[str, Any]:
-    replay = load(path)
+def to_record(replay_file: Path | BinaryIO, source: dict[str, Any]) -> dict[str, Any]:
+    replay = load(replay_file)
     why = usable(replay)
     if why:
         raise ReplayError(why)
@@ -239,3 +250,95 @@ def to_record(path: Path, source: dict[str, Any]) -> dict[str, Any]:
         "stats": stats,
         "resources": resources,
     }
+
+
+# -- a user's replay (`import-cases --sc2replay`): read in a bounded child, its record checked --------------
+
+#: Longest match a record may hold (real seconds; the plugin's case rule refuses any over its MAX_CASE_S).
+MAX_RECORD_S = 4 * 3600
+#: Caps on what one record may hold (the committed replays hold at most 1,172 units, 168 buildings, 478 stats
+#: snapshots, 26 points in a unit's track, maps of 240 cells, coordinates below 204).
+MAX_UNITS, MAX_BUILDINGS, MAX_STATS, MAX_RESOURCES = 20_000, 5_000, 5_000, 2_000
+MAX_TRACK_POINTS = 400_000          # all units' track points together
+MAX_MOVES = 100                     # flights of one building
+MAX_CELL = 1024                     # map size and coordinates, in cells
+MAX_AMOUNT = 10_000_000             # supply, value, stats numbers
+_INT = r"(0|[1-9][0-9]{0,9})"
+_LOOP = r"(-1|0|[1-9][0-9]{0,9})"
+_UNIT = re.compile(rf"([01]) ([wa]) {_INT} {_INT} ([kd-])\|({_INT} {_INT} {_INT}(,{_INT} {_INT} {_INT})*)")
+_BUILDING = re.compile(rf"([01]) {_INT} ([01]) {_INT} {_LOOP} {_LOOP} ([kd-]) {_INT} {_INT} (-|{_INT}:{_INT}:{_INT}(;{_INT}:{_INT}:{_INT})*)")
+_STATS = re.compile(rf"{_INT} [01]( {_INT}){{8}}")
+_RESOURCE = re.compile(rf"{_INT} {_INT} [01]")
+_WORDS = re.compile(r"[A-Za-z0-9 .()_-]{0,40}")
+
+
+def record_problem(record: Any) -> str:
+    """"" when `record` has the layout `to_record` writes with every number in range (loops within the match,
+    coordinates within the map's bound, counts within the caps above), else one line saying what is not."""
+    try:
+        m = record["match"]
+        end = m["end_loop"]
+        if not (isinstance(end, int) and 0 < end <= MAX_RECORD_S * 22.4):
+            return f"the match's length ({end!r} game loops) is not between 1 and {MAX_RECORD_S * 22.4:.0f}"
+        w, h = m["map_size"]
+        if not all(isinstance(v, int) and 16 <= v <= MAX_CELL for v in (w, h)):
+            return f"map size {m['map_size']!r} is not two whole numbers of 16 to {MAX_CELL} cells"
+        if m["winner"] not in ("red", "blue") or m["speed"] != "Faster":
+            return "no winner or not at Faster speed"
+        if not (isinstance(m["release"], str) and _WORDS.fullmatch(m["release"]) and len(m["races"]) == 2
+                and all(isinstance(r, str) and _WORDS.fullmatch(r) for r in m["races"])):
+            return "the release or the races are not short names"
+        lists = {"units": MAX_UNITS, "buildings": MAX_BUILDINGS, "stats": MAX_STATS, "resources": MAX_RESOURCES}
+        for name, cap in lists.items():
+            if not isinstance(record[name], list) or len(record[name]) > cap:
+                return f"more than {cap} {name}"
+            if not all(isinstance(row, str) for row in record[name]):
+                return f"{name}: a row that is not text"
+    except (KeyError, TypeError, ValueError):
+        return "not a StarCraft II record (its match, units, buildings, stats or resources are missing)"
+    points = 0
+    for k, row in enumerate(record["units"]):
+        if not _UNIT.fullmatch(row):
+            return f"unit {k}: not of the record's layout"
+        head, track = row.split("|")
+        pts = [tuple(int(v) for v in p.split()) for p in track.split(",")]
+        points += len(pts)
+        if points > MAX_TRACK_POINTS:
+            return f"more than {MAX_TRACK_POINTS} unit positions"
+        if any(int(v) > MAX_AMOUNT for v in head.split()[2:4]):
+            return f"unit {k}: supply or value over {MAX_AMOUNT}"
+        if any(not (loop <= end and x <= MAX_CELL and y <= MAX_CELL) for loop, x, y in pts) or \
+                [p[0] for p in pts] != sorted(p[0] for p in pts):
+            return f"unit {k}: a position outside the map or the match, or out of time order"
+    for k, row in enumerate(record["buildings"]):
+        if not _BUILDING.fullmatch(row):
+            return f"building {k}: not of the record's layout"
+        side, size, town, init, done, died, fate, x, y, moves = row.split()
+        mv = [] if moves == "-" else [tuple(int(v) for v in t.split(":")) for t in moves.split(";")]
+        if not (1 <= int(size) <= 10 and int(init) <= end and int(done) <= end and int(died) <= end
+                and int(x) <= MAX_CELL and int(y) <= MAX_CELL and len(mv) <= MAX_MOVES
+                and all(a <= end and mx <= MAX_CELL and my <= MAX_CELL for a, mx, my in mv)):
+            return f"building {k}: a size, time or place out of range"
+    for k, row in enumerate(record["stats"]):
+        v = [int(x) for x in row.split()] if _STATS.fullmatch(row) else None
+        if v is None or v[0] > end or max(v[2:]) > MAX_AMOUNT:
+            return f"stats row {k}: not of the record's layout or out of range"
+    for k, row in enumerate(record["resources"]):
+        if not _RESOURCE.fullmatch(row) or max(int(v) for v in row.split()[:2]) > MAX_CELL:
+            return f"resource {k}: not of the record's layout or outside the map"
+    return ""
+
+
+def import_record(data: bytes) -> bytes:
+    """The child's side of a user's replay (run by safe_io.run_limited, which bounds its time and memory):
+    the replay's bytes -> JSON {"record": ...} or {"refused": one line}; sc2reader's every exception is
+    caught into that line."""
+    try:
+        record = to_record(io.BytesIO(data), {})
+        why = record_problem(record)
+        out = {"refused": why} if why else {"record": record}
+    except ReplayError as exc:
+        out = {"refused": str(exc)}
+    except Exception as exc:  # noqa: BLE001  a crafted file can make sc2reader raise anything
+        out = {"refused": f"sc2reader cannot read it ({type(exc).__name__}: {str(exc)[:120]})"}
+    return json.dumps(out).encode("utf-8")
