@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import string
 from pathlib import Path
 
@@ -12,6 +13,18 @@ from video_arena.paths import REPO_ROOT
 from video_arena.core.judge_loader import load_judge
 
 J = load_judge()
+
+#: The results-contract fixtures (a run-a folder, a run-b folder, two Harbor jobs, their tasks tree) and
+#: the cases of their tasks tree
+CONTRACT = Path(__file__).resolve().parent / "fixtures" / "results_contract"
+CONTRACT_CASES = ["Fx7kQ2aB", "Gm4pR9zT", "Hc2dW5yU", "Jr8nK3vE"]
+
+
+def contract_tasks(tmp_path: Path) -> Path:
+    """A copy of the results-contract fixtures' tasks tree (a test may change it)."""
+    dst = tmp_path / "tasks"
+    shutil.copytree(CONTRACT / "tasks", dst)
+    return dst
 
 SPEC = {"game": "chess", "sides": ["white", "black"],
         "event_types": ["move", "capture", "castle", "promotion", "check", "checkmate"],
@@ -173,6 +186,15 @@ def trial(job: Path, game: str, case_id: str, answer: dict | None, *, rewards: d
 ORACLE = {"events": [{k: e[k] for k in FIELDS} for e in EVENTS]}
 
 
+def runner_digests(protocol: str, **recorded) -> dict:
+    """The digests a runner writes into every record of a cell that ran (video_arena/core/results.py
+    RUNNER_DIGESTS) but the answer's (write_cell records that one): stand-ins of 64 hex digits, unless
+    `recorded` names the value (these tests' tasks trees hold no instruction to compare them with)."""
+    from video_arena.core.results import RUNNER_DIGESTS
+    return {k: recorded.get(k, sha256_bytes(f"{protocol}:{k}".encode())) for k in RUNNER_DIGESTS[protocol]
+            if k != "answer_sha256"}
+
+
 def reference_condition_sha() -> str:
     from video_arena.core.condition import load_condition
     return load_condition().sha256
@@ -183,7 +205,8 @@ def a_run(game: str, case_id: str, **over) -> dict:
     condition; `over` replaces keys."""
     fps_eff = 256 / 600
     run = {"protocol": "A", "runner": "native", "model": "m1", "game": game, "case_id": case_id,
-           "condition": "video-arena-a", "condition_sha256": reference_condition_sha(), "tolerance_s": 3,
+           **runner_digests("A", condition_sha256=reference_condition_sha()),
+           "condition": "video-arena-a", "tolerance_s": 3,
            "transport": "image_parts", "request_timeout_s": 1800, "reasoning_effort": None, "enable_thinking": None,
            "request_params": {"model": "m1", "max_tokens": 48000, "temperature": 0, "reasoning_effort": None},
            "stop_reason": "stop", "finish_reason": "stop", "answer_state": "answered", "n_rows": 4,
@@ -197,7 +220,8 @@ def a_run(game: str, case_id: str, **over) -> dict:
 def b_run(game: str, case_id: str, verdict: str = "clean", **over) -> dict:
     """A Protocol B run.json (video_arena/protocol_b/runner.py) with an egress-audit verdict."""
     run = {"protocol": "B", "model": "m1", "game": game, "case_id": case_id, "stop_reason": "completed",
-           "answer_state": "wrote", "turns_used": 12, "audit": {"verdict": verdict, "matches": []}}
+           "answer_state": "wrote", "turns_used": 12, "audit": {"verdict": verdict, "matches": []},
+           **runner_digests("B")}
     run.update(over)
     return run
 

@@ -1,10 +1,11 @@
 """Safe file I/O, below every other part of the package: bounded reads of files that may be hostile (a
 regular file only, opened without following a symbolic link and without blocking, never more than a cap
-read), JSON parsed with bounds on its nesting and its numbers, a check for a symbolic link on any
-component of a path below a root, and atomic writes.  Every reader of an outside file (a record, a log, a
-results folder, a Harbor job, a tasks tree) reads through here (docs/SECURITY.md).  A parser that cannot be
-trusted with a hostile file (one that may allocate or loop on a crafted input) runs in a child process with
-bounds on its time, memory and output (`run_limited`)."""
+read), JSON parsed with bounds on its nesting and its numbers, paths checked for a symbolic link on any
+component below a root, the numbers such a file holds held to finite values in a range, and atomic writes.
+Every reader of an outside file (a record, a log, a results folder, a Harbor job, a tasks tree) reads
+through here (docs/SECURITY.md).  A parser that cannot be trusted with a hostile file (one that may
+allocate or loop on a crafted input) runs in a child process with bounds on its time, memory and output
+(`run_limited`)."""
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 #: Run records, manifests, Harbor result and config documents are read with this bound (far above any
 #: real one): a hostile or broken file costs at most this much memory.
@@ -109,17 +110,6 @@ def read_json_object(path: Path, cap: int = MAX_RECORD_BYTES) -> tuple[dict[str,
     return doc, ""
 
 
-def linked_component(base: Path, path: Path) -> Path | None:
-    """The first component of `path` below `base` (the path itself included) that is a symbolic link, or
-    None.  `base` itself is not looked at: a root given through a link is the caller's choice."""
-    cur = Path(base)
-    for part in Path(path).relative_to(base).parts:
-        cur = cur / part
-        if cur.is_symlink():
-            return cur
-    return None
-
-
 class JSONLimitError(ValueError):
     """JSON that is not JSON or is beyond a bound (nesting, an integer's digits, a number that is no
     finite float): one line saying what and where."""
@@ -174,6 +164,109 @@ def _json_path(where: tuple) -> str:
         key, where = where
         keys.append(f"[{key}]" if isinstance(key, int) else f".{key}")
     return "".join(reversed(keys)).lstrip(".") or "the top"
+
+
+# --------------------------------------------------------------------------------------------------
+# paths below a root: no symbolic link on any component
+# --------------------------------------------------------------------------------------------------
+def _components_below(root: Path, path: Path) -> list[Path] | None:
+    """The paths from the first component below `root` down to `path`, or None when `path` is not
+    under `root` (or climbs out of it with '..')."""
+    try:
+        rel = Path(path).relative_to(root)
+    except ValueError:
+        return None
+    if ".." in rel.parts:
+        return None
+    out, cur = [], Path(root)
+    for part in rel.parts:
+        cur = cur / part
+        out.append(cur)
+    return out
+
+
+def _lstat_below(root: Path, path: Path) -> tuple[Path | None, os.stat_result | None]:
+    """(the first component of `path` below `root` that is a symbolic link, None when there is none;
+    the lstat of `path` itself, None when it is not there or a link came first).  A path outside `root`
+    is its own first link: it is not reached from `root` at all."""
+    steps = _components_below(Path(root), Path(path))
+    if steps is None:
+        return Path(path), None
+    st = None
+    for cur in steps:
+        try:
+            st = os.lstat(cur)
+        except OSError:
+            return None, None   # nothing below a missing component can be a link
+        if stat.S_ISLNK(st.st_mode):
+            return cur, None
+    if st is None:
+        try:
+            st = os.lstat(root)
+        except OSError:
+            return None, None
+    return None, st
+
+
+def link_below(root: Path, path: Path) -> Path | None:
+    """The first component of `path` below `root` that is a symbolic link (None when there is none;
+    components that do not exist end the walk).  A path outside `root` is returned itself."""
+    return _lstat_below(root, path)[0]
+
+
+def _reached(root: Path, path: Path, want: Callable[[int], bool]) -> Path | None:
+    link, st = _lstat_below(root, path)
+    return Path(path) if link is None and st is not None and want(st.st_mode) else None
+
+
+def regular_file(root: Path, path: Path) -> Path | None:
+    """`path` when it is a regular file under `root` and no component below `root` is a symbolic link
+    (a folder someone else wrote is untrusted: `logs -> /proc/self` or a link to a host file is never
+    read); else None."""
+    return _reached(root, path, stat.S_ISREG)
+
+
+def real_dir(root: Path, path: Path) -> Path | None:
+    """`path` when it is a folder under `root` reached through no symbolic link; else None."""
+    return _reached(root, path, stat.S_ISDIR)
+
+
+def entries(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(the real sub-folders of `folder`, its entries that are symbolic links), each in name order;
+    hidden entries (a leading '.') are left out.  A link is never followed, not even to see what it
+    names."""
+    dirs, links = [], []
+    for e in sorted(os.scandir(folder), key=lambda e: e.name):
+        if e.name.startswith("."):
+            continue
+        if e.is_symlink():
+            links.append(Path(e.path))
+        elif e.is_dir(follow_symlinks=False):
+            dirs.append(Path(e.path))
+    return dirs, links
+
+
+# --------------------------------------------------------------------------------------------------
+# numbers from a file someone else wrote: finite, within range, or not a number at all
+# --------------------------------------------------------------------------------------------------
+def finite_number(v: Any, lo: float = -math.inf, hi: float = math.inf) -> float | None:
+    """A JSON number (never a boolean) as a float when a float holds it, it is finite and lo <= v <= hi;
+    else None.  An integer of 401 digits is a valid JSON number no float can hold: None, never an
+    OverflowError."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        f = float(v)
+    except OverflowError:
+        return None
+    return f if math.isfinite(f) and lo <= f <= hi else None
+
+
+def whole_number(v: Any, lo: int, hi: int) -> int | None:
+    """A JSON integer (never a boolean) with lo <= v <= hi; else None."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        return None
+    return v if lo <= v <= hi else None
 
 
 def json_text(obj: Any) -> str:

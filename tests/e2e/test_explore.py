@@ -112,6 +112,9 @@ def sources(tmp_path_factory):
         assert p.returncode == 0, p.stderr
 
     # Protocol B: a results folder as run-b writes it (one answer right, one never written)
+    import scoring_helpers as H
+    from video_arena.core.instruction import instruction_for, text_digest
+    delivered = text_digest(instruction_for("agentic", tree / "chess" / "instruction.md"))
     out_b = tmp / "results-b"
     for case, answer, state in (("paShort1", oracle["paShort1"], "wrote"), ("paLong02", {"events": []}, "never_wrote")):
         d = out_b / "chess" / case
@@ -122,14 +125,14 @@ def sources(tmp_path_factory):
             f"turn 1: ffprobe {tmp}/sandbox-x/match.mp4\nexport OPENAI_API_KEY={SECRET}\nAuthorization: Bearer {SECRET}\n")
         (d / "run.json").write_text(json.dumps({
             "protocol": "B", "model": "agent-model", "game": "chess", "case_id": case, "stop_reason": "completed",
-            "answer_state": state, "answer_sha256": answer_sha, "n_rows": len(answer["events"]), "sandbox": f"{tmp}/sandbox-x",
+            "answer_state": state, "answer_sha256": answer_sha, **H.runner_digests("B", instruction_sha256=delivered),
+            "n_rows": len(answer["events"]), "sandbox": f"{tmp}/sandbox-x",
             "env": {"HOME": str(Path.home()), "OPENAI_API_KEY": SECRET},
             "logs": {"stdout": "logs/agent.stdout.log"}, "audit": {"verdict": "clean"},
             "answer_history": [{"t": 1.5, "state": "never_wrote", "n_rows": 0}, {"t": 9.0, "state": state,
                                                                                  "n_rows": len(answer["events"])}]}))
 
     # a Harbor job: two trials, rewards as the dataset's verifier writes them for this tree's truth
-    import scoring_helpers as H
     from video_arena.core.judge_loader import load_judge
     J = load_judge()
     job = H.make_job(tmp / "jobs", "2026-11-30__12-00-00", model="openai/m1")

@@ -130,3 +130,25 @@ def test_the_timeline_command_never_follows_a_link_for_the_answer(tree, tmp_path
     rc = TL.main([str(tasks / "chess" / "gt" / f"{ids[0]}.json"), str(tmp_path / "answer.json"), "-o",
                   str(tmp_path / "tl.png")])
     assert rc == 2 and "Traceback" not in capsys.readouterr().err
+
+
+def test_the_timeline_command_draws_an_answer_with_a_401_digit_time(tree, tmp_path, capsys):
+    """A 401-digit integer is a valid JSON number no float holds: the judge refuses the answer (a format
+    error), and its other rows are drawn best-effort; never an OverflowError."""
+    tasks, ids = tree
+    ans = tmp_path / "answer.json"
+    rows = ORACLE["events"] + [dict(ORACLE["events"][0], t=-12345.5)]
+    ans.write_text(json.dumps({"events": rows}).replace("-12345.5", "1" + "0" * 400))
+    out = tmp_path / "tl.png"
+    assert TL.main([str(tasks / "chess" / "gt" / f"{ids[0]}.json"), str(ans), "-o", str(out)]) == 0
+    assert out.stat().st_size > 1000 and "Traceback" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [["--tolerance", "nan"], ["--window", "0", "inf"], ["--neutral", "inf"]])
+def test_the_timeline_command_refuses_a_number_that_is_not_finite(args, tree, tmp_path, capsys):
+    tasks, ids = tree
+    ans = tmp_path / "answer.json"
+    ans.write_text(json.dumps(ORACLE))
+    rc = TL.main([str(tasks / "chess" / "gt" / f"{ids[0]}.json"), str(ans), "-o", str(tmp_path / "tl.png"), *args])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err

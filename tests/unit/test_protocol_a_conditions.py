@@ -348,7 +348,7 @@ def test_a_harbor_trial_with_a_custom_condition_file_is_verified_like_a_native_c
     copy = agent_dir / CONDITIONS_SUBDIR / f"{run['condition_sha256']}.json"
     copy.write_text(json.dumps(dict(cond, max_tokens=7)))
     ok, why = verify_cell(agent_dir, tree)
-    assert not ok and "not a versioned condition file" in why
+    assert not ok and "not the one it is named by" in why
 
 
 def test_harbor_agent_honours_server_limits(tree, tmp_path, monkeypatch):

@@ -292,12 +292,43 @@ def test_a_fifo_as_a_trial_result_is_refused_without_blocking(tmp_path, capsys):
     _one_line(rc, capsys.readouterr().err)
 
 
-def test_a_reward_that_is_not_a_number_is_one_line(tmp_path, capsys):
+@pytest.mark.parametrize("reward", [b'"abc"', b"1" + b"0" * 400, b"2.5"])
+def test_a_reward_that_is_not_a_number_from_0_to_1_is_one_line(reward, tmp_path, capsys):
+    """A string, an integer of 401 digits (a valid JSON number no float holds), 2.5."""
     ds = _dataset(tmp_path)
-    job = _job(tmp_path, ds, b'{"task_name": "TASK", "verifier_result": {"rewards": {"reward": "abc"}}}')
+    job = _job(tmp_path, ds, b'{"task_name": "TASK", "verifier_result": {"rewards": {"reward": ' + reward + b'}}}')
     rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo"), "--jobs", str(job),
                            "--tasks-root", str(TREE)], capsys)
     _one_line(rc, err)
+
+
+def _remove_deep(root: Path) -> None:
+    """Remove a folder tree too deep for shutil.rmtree's recursion (os.walk is iterative)."""
+    for top, dirs, files in os.walk(root, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(top, name))
+        for name in dirs:
+            os.rmdir(os.path.join(top, name))
+
+
+def test_a_task_folder_1500_levels_deep_is_one_line(tmp_path, capsys, monkeypatch):
+    """Under --no-validate nothing but publish's own walk looks at the task: it is refused before it is
+    walked or copied, one line, never a RecursionError."""
+    ds = _dataset(tmp_path)
+    deep = sorted(p for p in ds.iterdir() if p.is_dir())[0] / "environment" / "deep"
+    deep.mkdir()
+    monkeypatch.chdir(deep)
+    for _ in range(1500):
+        os.mkdir("d")
+        os.chdir("d")
+    Path("x").write_text("x")
+    monkeypatch.chdir(tmp_path)
+    try:
+        rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo")], capsys)
+        _one_line(rc, err)
+        assert "levels deep" in err and not (tmp_path / "repo").exists()
+    finally:
+        _remove_deep(deep)
 
 
 # --------------------------------------------------------------------------------------------------

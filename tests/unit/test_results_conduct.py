@@ -15,21 +15,18 @@ from pathlib import Path
 import pytest
 
 from fixtures.openai_test_server import OpenAITestServer
-from scoring_helpers import b_run, write_cell
+from scoring_helpers import CONTRACT, CONTRACT_CASES, b_run, contract_tasks, write_cell
 from video_arena.protocol_a import runner as run_a
 from video_arena.protocol_b import runner as run_b
 from video_arena.scoring import cli
 from video_arena.scoring.harbor_jobs import score_any
 
-FIX = Path(__file__).resolve().parents[1] / "fixtures" / "results_contract"
-CASES = ["Fx7kQ2aB", "Gm4pR9zT", "Hc2dW5yU", "Jr8nK3vE"]
+FIX, CASES = CONTRACT, CONTRACT_CASES
 
 
 @pytest.fixture
 def tasks(tmp_path, no_tasks_env):
-    dst = tmp_path / "tasks"
-    shutil.copytree(FIX / "tasks", dst)
-    return dst
+    return contract_tasks(tmp_path)
 
 
 def oracle(tasks: Path, cid: str) -> str:

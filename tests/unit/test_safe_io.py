@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from video_arena import safe_io
-from video_arena.safe_io import JSONLimitError, linked_component, loads_bounded, open_regular
+from video_arena.safe_io import JSONLimitError, link_below, loads_bounded, open_regular
 
 
 def test_json_within_the_bounds_reads_as_json():
@@ -50,15 +50,15 @@ def test_a_link_on_any_component_below_the_root_is_found(tmp_path):
     (elsewhere / "gt").mkdir(parents=True)
     (elsewhere / "gt" / "x.json").write_text("{}")
     (root / "chess").mkdir(parents=True)
-    assert linked_component(root, root / "chess" / "gt" / "x.json") is None      # nothing there: no link
+    assert link_below(root, root / "chess" / "gt" / "x.json") is None      # nothing there: no link
     (root / "chess" / "gt").symlink_to(elsewhere / "gt")
-    assert linked_component(root, root / "chess" / "gt" / "x.json") == root / "chess" / "gt"
+    assert link_below(root, root / "chess" / "gt" / "x.json") == root / "chess" / "gt"
     (root / "go").mkdir()
     (root / "go" / "v.mp4").symlink_to(elsewhere / "gt" / "x.json")
-    assert linked_component(root, root / "go" / "v.mp4") == root / "go" / "v.mp4"
+    assert link_below(root, root / "go" / "v.mp4") == root / "go" / "v.mp4"
     linked_root = tmp_path / "linked-root"
     linked_root.symlink_to(root)
-    assert linked_component(linked_root, linked_root / "go") is None              # the root is the caller's
+    assert link_below(linked_root, linked_root / "go") is None              # the root is the caller's
 
 
 def test_a_regular_file_is_opened_without_following_a_link_or_blocking(tmp_path):

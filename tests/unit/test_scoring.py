@@ -24,7 +24,9 @@ from video_arena.core.judge_loader import load_judge
 
 J = load_judge()
 
-from scoring_helpers import EVENTS, FIELDS, GAME_TOML, gt_doc, make_tasks  # noqa: E402
+from scoring_helpers import EVENTS, FIELDS, GAME_TOML, gt_doc, make_tasks, runner_digests  # noqa: E402
+from video_arena.core.results import ANSWER_DIGEST_STATES  # noqa: E402
+from video_arena.digests import sha256_bytes  # noqa: E402
 
 
 def oracle() -> dict:
@@ -49,8 +51,14 @@ def cell(results: Path, game: str, case_id: str, answer: dict | bytes | None, *,
     if answer is not None:
         (d / "answer.json").write_bytes(answer if isinstance(answer, bytes) else json.dumps(answer).encode())
     if run == "default":
+        # the digests the runners write into every record (answer_sha256: the answer's, for the states
+        # that name one), unless the test names its own
+        digests = runner_digests(protocol) if protocol in ("A", "B") else {}
+        if answer_state in ANSWER_DIGEST_STATES:  # the answer's (a stand-in when the test removed it)
+            digests["answer_sha256"] = sha256_bytes((d / "answer.json").read_bytes() if answer is not None
+                                                    else b"an answer removed after the run")
         run = {"protocol": protocol, "model": model, "game": game, "case_id": case_id,
-               "stop_reason": stop_reason, "answer_state": answer_state, **extra}
+               "stop_reason": stop_reason, "answer_state": answer_state, **digests, **extra}
     if isinstance(run, dict):
         (d / "run.json").write_text(json.dumps(run))
     elif isinstance(run, str):
@@ -369,7 +377,7 @@ def test_verify_requests_excludes_mismatches(tree, monkeypatch):
     cell(res, "chess", c[2], oracle(), protocol="B")  # not a Protocol A cell: not verified
     seen = []
 
-    def verify_cell(cell_dir, tasks_root):
+    def verify_cell(cell_dir, tasks_root, conditions=None):
         seen.append((Path(cell_dir).name, Path(tasks_root)))
         return (Path(cell_dir) != bad, "request sha256 does not rebuild")
 

@@ -67,7 +67,7 @@ def caveat_line(out: str, game: str) -> list[str]:
 
 CAVEAT_COL = {"scored": 1, "0-row": 2, "degraded": 3, "truncated": 4, "multi_block": 5, "audit": 6, "redrawn": 7,
               "over_turns": 8, "no_isolation": 9, "allow_paths": 10, "preflight": 11, "content_filtered": 12,
-              "served": 13, "non_ref": 14, "ceiling": 15}
+              "served": 13, "non_ref": 14, "served_unnamed": 15, "isolation_unrecorded": 16, "ceiling": 17}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -389,15 +389,17 @@ def test_changed_answer_is_an_integrity_error_never_a_score(tree):
     d = write_cell(res, a_run("chess", c[0]), SHIFTED)       # recorded: the shifted answer (0.0)
     (d / "answer.json").write_text(json.dumps(ORACLE))        # replaced afterwards by a perfect one
     write_cell(res, a_run("chess", c[1]), HALF)
-    write_cell(res, a_run("chess", c[2]), HALF, record_sha=False)  # a record without a digest: unchecked
+    write_cell(res, a_run("chess", c[2]), ORACLE, record_sha=False)  # a record without its digest: never judged
     r = run_cli(tmp, res, tasks)
     assert r["rc"] == 1
     assert f"chess/{c[0]}: INTEGRITY: answer.json has SHA-256" in r["err"]
-    assert "INTEGRITY ERROR in 1 cell(s)" in r["out"]
+    assert f"chess/{c[2]}: INTEGRITY: run.json holds no answer_sha256" in r["err"]
+    assert "INTEGRITY ERROR in 2 cell(s)" in r["out"]
     assert r["cells"][c[0]]["status"] == "corrupt" and r["cells"][c[0]]["reward"] == ""
-    assert r["csv"]["chess"]["n_scored"] == "2" and r["csv"]["chess"]["corrupt"] == "1"
-    assert float(r["csv"]["chess"]["reward"]) == pytest.approx(2 / 3)   # the forged 1.0 is nowhere
-    assert r["cells"][c[1]]["answer_check"] == "ok" and r["cells"][c[2]]["answer_check"] == "unrecorded"
+    assert r["cells"][c[2]]["status"] == "corrupt" and r["cells"][c[2]]["reward"] == ""
+    assert r["csv"]["chess"]["n_scored"] == "1" and r["csv"]["chess"]["corrupt"] == "2"
+    assert float(r["csv"]["chess"]["reward"]) == pytest.approx(2 / 3)   # the forged 1.0s are nowhere
+    assert r["cells"][c[1]]["answer_check"] == "ok"
     assert r["json"]["systems"][0]["integrity_errors"][0]["case_id"] == c[0]
 
 
@@ -552,7 +554,7 @@ def test_symlinked_answer_is_not_followed_and_unmanifested_gt_is_named(tmp_path)
     ids = make_tasks(tasks, {"chess": 2}, manifest=False)
     res = tmp_path / "res"
     c = ids["chess"]
-    d = write_cell(res, b_run("chess", c[0]), None)
+    d = write_cell(res, b_run("chess", c[0], answer_sha256="0" * 64), None)
     (d / "answer.json").symlink_to(tasks / "chess" / "gt" / f"{c[0]}.json")  # the truth, as an "answer"
     write_cell(res, b_run("chess", c[1]))
     r = run_cli(tmp_path, res, tasks)

@@ -21,8 +21,8 @@ from video_arena.core.judge_loader import load_judge
 
 J = load_judge()
 
-from scoring_helpers import (AGENT, EVENTS, FIELDS, gt_doc, make_job, make_tasks, rewards_of,  # noqa: E402
-                             trial)
+from scoring_helpers import (AGENT, EVENTS, FIELDS, b_run, gt_doc, make_job, make_tasks, rewards_of,  # noqa: E402
+                             trial, write_cell)
 ORACLE = {"events": [{k: e[k] for k in FIELDS} for e in EVENTS]}
 HALF = {"events": ORACLE["events"][:2]}                                  # every F1 2/3
 SHIFTED = {"events": [dict(r, t=r["t"] + 5) for r in ORACLE["events"]]}  # 0.0
@@ -188,11 +188,7 @@ def test_single_attempt_job_scores_like_the_native_folder(tree):
                ("chess", ids["chess"][2]): SHIFTED, ("go", ids["go"][0]): HALF}
     for (g, c), a in answers.items():
         trial(job, g, c, a)
-        d = native / g / c
-        d.mkdir(parents=True)
-        (d / "answer.json").write_text(json.dumps(a))
-        (d / "run.json").write_text(json.dumps({"protocol": "B", "model": "m1", "game": g, "case_id": c,
-                                                "stop_reason": "completed", "answer_state": "wrote"}))
+        write_cell(native, b_run(g, c), a)
     h, n = score(job, tasks), score(native, tasks)
     assert h.harbor is not None and n.harbor is None
     for g in ("chess", "go"):

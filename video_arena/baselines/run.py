@@ -43,6 +43,7 @@ from video_arena.core import tasks as T
 from video_arena.media import grid as G
 from video_arena.core.condition import DEFAULT_CONDITION
 from video_arena.core.judge_loader import load_judge
+from video_arena.digests import sha256_file
 from video_arena.toolkit_info import toolkit_provenance
 from video_arena.scoring import cells as SC
 from video_arena.scoring.scorer import score_results
@@ -168,10 +169,12 @@ def write_cell(out: Path, game: str, case_id: str, answer: dict, protocol: str, 
                extra: dict | None = None) -> None:
     d = R.cell_dir(out, game, case_id)
     d.mkdir(parents=True, exist_ok=True)
-    R.write_answer(d, answer)
+    path = R.write_answer(d, answer)
+    # the answer's digest, as every runner records it (the scorer judges only the bytes a record names)
     R.write_run(d, R.RunRecord(protocol=protocol, model=model, game=game, case_id=case_id, stop_reason="completed",
                                answer_state="answered" if protocol == "A" else "wrote",
-                               n_rows=len(answer["events"]), extras=dict(extra or {})))
+                               n_rows=len(answer["events"]), answer_sha256=sha256_file(path),
+                               extras=dict(extra or {})))
 
 
 def grid_ceiling_answer(gt: dict, grid_ts: list[float], tolerance: float) -> dict:
@@ -583,7 +586,8 @@ def _main(args) -> int:
             # answers written directly (no request was made) have no request to rebuild; the run-a
             # baselines (chance-a, majority-a) are verified like any Protocol A results folder
             scores[folder] = score_results(out / folder, tasks_root, progress=False, label=folder,
-                                           verify_requests=folder not in WRITTEN_DIRECTLY)
+                                           verify_requests=folder not in WRITTEN_DIRECTLY,
+                                           runner_records=folder not in WRITTEN_DIRECTLY)
             check_reportable(folder, scores[folder])
     pictures = {}
     if "perception-b" in scores:

@@ -7,7 +7,9 @@ canonical JSON (sorted keys, no whitespace), so re-indenting a file does not cha
 value does.  The versioned files live in `video_arena/core/conditions/`; `verify_cell` finds
 a cell's condition there by digest (or in `<out>/_conditions/<digest>.json`, where the runner keeps
 a copy of the condition file it ran; the leading underscore keeps the folder out of the scorer's
-game folders).
+game folders).  A results folder is untrusted: a reader finds its copies through `ConditionFiles`,
+which reads each file at most once per run, with a bound (MAX_CONDITION_BYTES), never through a
+symbolic link (docs/SECURITY.md).
 
 Test-only: `VA_A_RETRY_SCALE` (a float) multiplies every retry delay.  It exists so the retry tests
 run in milliseconds; it never changes a request, and a run record notes any scale other than 1.
@@ -17,10 +19,13 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from video_arena import safe_io
 from video_arena.digests import sha256_bytes
 from video_arena.media.grid import GridSpec
 
@@ -32,6 +37,8 @@ TRANSPORTS = ("image_parts", "mp4")
 #: <out>/_conditions/<digest>.json: the runner's copy of its condition file.  A results folder's
 #: subfolders starting with "_" or "." are not game folders (video_arena.scoring.scorer).
 CONDITIONS_SUBDIR = "_conditions"
+#: The largest condition file read (a versioned one is about 1 KiB): a larger one is refused unread.
+MAX_CONDITION_BYTES = 256 * 1024
 
 
 class ConditionError(ValueError):
@@ -170,14 +177,26 @@ def validate(doc: dict[str, Any], source: str = "<condition>") -> None:
          "jpeg_q_fallback: step >= 1 and jpeg_q <= max <= 31")
 
 
-def load_condition(path: str | os.PathLike | None = None) -> Condition:
-    p = Path(path) if path else DEFAULT_CONDITION
+def condition_from_doc(doc: Any, source: str) -> Condition:
+    """A condition from a document read from `source`; ConditionError when it is not a valid one (a
+    document someone else wrote may hold any type anywhere: every failure is one ConditionError)."""
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConditionError(f"cannot read condition file {p}: {exc}") from exc
-    validate(doc, str(p))
-    return Condition(doc=doc, sha256=sha256_bytes(canonical_json(doc)), source=str(p))
+        validate(doc, source)
+        return Condition(doc=doc, sha256=sha256_bytes(canonical_json(doc)), source=source)
+    except ConditionError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as exc:
+        raise ConditionError(f"{source}: not a valid condition ({type(exc).__name__}: {str(exc)[:120]})") from exc
+
+
+def load_condition(path: str | os.PathLike | None = None) -> Condition:
+    """The operator's condition file (`run-a --condition`; default the reference one): a link the operator
+    names is followed, the file is read with a bound."""
+    p = Path(path) if path else DEFAULT_CONDITION
+    doc, err = safe_io.read_json_object(Path(os.path.realpath(p)), MAX_CONDITION_BYTES)
+    if doc is None:
+        raise ConditionError(f"cannot read condition file {p}: {err}")
+    return condition_from_doc(doc, str(p))
 
 
 def versioned_conditions() -> list[Path]:
@@ -185,27 +204,73 @@ def versioned_conditions() -> list[Path]:
 
 
 @functools.lru_cache(maxsize=1)
-def versioned_digests() -> frozenset[str]:
-    """The digests of the versioned condition files (the benchmark's reference conditions)."""
-    return frozenset(load_condition(p).sha256 for p in versioned_conditions())
+def _versioned() -> dict[str, Condition]:
+    """{digest: condition} of the versioned files (the package's own, read once per process)."""
+    return {c.sha256: c for c in map(load_condition, versioned_conditions())}
 
 
 def is_versioned(sha256: str | None) -> bool:
     """True when a condition digest is one of the versioned files' (a reference condition): a custom
     file is not, whatever name and version it gives itself."""
-    return isinstance(sha256, str) and sha256 in versioned_digests()
+    return isinstance(sha256, str) and sha256 in _versioned()
+
+
+class ConditionFiles:
+    """The condition files one run of a reader (score, explore, publish) finds by digest: a versioned file,
+    else a results folder's copy `<dir>/<digest>.json` (run-a's `<out>/_conditions/`, the Protocol A Harbor
+    agent's `agent/_conditions/`).  A copy is read at most once per run (the most recent `keep` files are
+    kept: a folder of many cells sharing one condition reads it once), with a bound (MAX_CONDITION_BYTES),
+    never through a symbolic link (neither the folder nor the file), never blocking on a FIFO; its
+    digest must be the one it is named by."""
+
+    def __init__(self, keep: int = 32):
+        self.keep = keep
+        self._read: OrderedDict[Path, tuple[Condition | None, str]] = OrderedDict()
+
+    def find(self, sha256: Any, extra_dirs: list[Path] | tuple = ()) -> tuple[Condition | None, str]:
+        """(the condition whose digest is `sha256`, '') or (None, why it was not found)."""
+        if not (isinstance(sha256, str) and len(sha256) == 64 and all(c in "0123456789abcdef" for c in sha256)):
+            return None, f"the condition digest {str(sha256)[:70]!r} is not a SHA-256"
+        if sha256 in _versioned():
+            return _versioned()[sha256], ""
+        why = ""
+        for d in extra_dirs:
+            p = Path(d) / f"{sha256}.json"
+            if p in self._read:
+                self._read.move_to_end(p)
+            else:
+                self._read[p] = self._load(Path(d), p, sha256)
+                while len(self._read) > self.keep:
+                    self._read.popitem(last=False)
+            cond, why_here = self._read[p]
+            if cond is not None:
+                return cond, ""
+            why = why or why_here
+        return None, why or f"condition {sha256[:12]} is not a versioned condition file"
+
+    @staticmethod
+    def _load(folder: Path, path: Path, sha256: str) -> tuple[Condition | None, str]:
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            return None, ""
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            return None, f"{folder.name}/ is {'a symbolic link' if stat.S_ISLNK(st.st_mode) else 'not a folder'}: not read"
+        if not os.path.lexists(path):
+            return None, ""
+        doc, err = safe_io.read_json_object(path, MAX_CONDITION_BYTES)
+        if doc is None:
+            return None, f"{folder.name}/{path.name} is {err}"
+        try:
+            cond = condition_from_doc(doc, str(path))
+        except ConditionError as exc:
+            return None, str(exc)[-200:]
+        if cond.sha256 != sha256:
+            return None, f"{folder.name}/{path.name} has digest {cond.sha256[:12]}, not the one it is named by"
+        return cond, ""
 
 
 def find_condition(sha256: str, extra_dirs: list[Path] | tuple = ()) -> Condition | None:
-    """The condition whose digest is `sha256`: the versioned files first, then `extra_dirs`."""
-    for d in extra_dirs:
-        p = Path(d) / f"{sha256}.json"
-        if p.is_file():
-            c = load_condition(p)
-            if c.sha256 == sha256:
-                return c
-    for p in versioned_conditions():
-        c = load_condition(p)
-        if c.sha256 == sha256:
-            return c
-    return None
+    """The condition whose digest is `sha256`: the versioned files first, then `extra_dirs` (each copy
+    read bounded, never through a link: ConditionFiles)."""
+    return ConditionFiles().find(sha256, extra_dirs)[0]

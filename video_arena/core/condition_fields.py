@@ -14,7 +14,10 @@ tolerance, instruction digest (compared per game), judge version.  Degradations 
 stills, a higher jpeg_q, whether the runner or the operator chose them) are not a condition: they
 are counted and shown as caveats (video_arena/scoring/caveats.py).
 
-A field a record does not hold (an older runner) is not compared; a field recorded as null is a value.
+A field a record does not hold (an older runner) is not compared; a field recorded as null is a value
+(a Protocol B record whose `isolation` is null, or names no mode, has isolation null: another value than
+bwrap or none).  A number no float holds (an integer of 401 digits) is compared as the value it is, never
+converted.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from typing import Any, Iterable
 
 from video_arena.core import results as R
 from video_arena.digests import sha256_text
+from video_arena.safe_io import finite_number
 
 ABSENT = object()
 
@@ -49,6 +53,8 @@ def digest(obj: Any) -> str:
 def _value(v: Any) -> Any:
     """A recorded value as compared: a scalar as is, a list or an object as its JSON text (a record is
     data: an odd type is a value that differs, never an unhashable TypeError in the tally)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and finite_number(v) is None:
+        return ABSENT  # a number no float holds (an integer of 401 digits), or not finite: not recorded
     if v is None or isinstance(v, (str, int, float, bool)):
         return v
     return json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -63,7 +69,12 @@ def _get(d: Any, *keys: str) -> Any:
 
 
 def condition_of(run: dict[str, Any]) -> dict[str, Any]:
-    """The condition fields a run record states (absent ones left out)."""
+    """The condition fields a run record states (absent ones, and numbers no float holds, left out)."""
+    out = _condition_of(run)
+    return {k: v for k, v in out.items() if v is not ABSENT}
+
+
+def _condition_of(run: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     proto = run.get("protocol")
     rp = run.get("request_params") if isinstance(run.get("request_params"), dict) else None
@@ -71,8 +82,8 @@ def condition_of(run: dict[str, Any]) -> dict[str, Any]:
         for f in ("max_tokens", "temperature", "enable_thinking"):
             v = rp.get(f, run.get(f, ABSENT))
             if v is not ABSENT:
-                out[f] = float(v) if f == "temperature" and isinstance(v, (int, float)) and not isinstance(v, bool) \
-                    else _value(v)
+                t = finite_number(v) if f == "temperature" else None
+                out[f] = t if t is not None else _value(v)
         eb = rp.get("extra_body")
         out["extra_body_sha256"] = digest(eb) if eb else "none"
     if proto == "A" and "on_overflow" in run:  # stop or degrade: what a context overflow leads to
@@ -83,11 +94,11 @@ def condition_of(run: dict[str, Any]) -> dict[str, Any]:
                 out[f] = _value(run[f])
         if "agent_cmd" in run:
             out["agent_cmd_sha256"] = digest(run["agent_cmd"])
-        iso = run.get("isolation")
-        if isinstance(iso, dict) and "mode" in iso:
-            out["isolation"] = _value(iso["mode"])
-        elif isinstance(iso, str):
-            out["isolation"] = iso
+        iso = run.get("isolation", ABSENT)
+        if isinstance(iso, dict):
+            out["isolation"] = _value(iso.get("mode"))
+        elif iso is not ABSENT:
+            out["isolation"] = _value(iso)
     jv = _get(run, "toolkit", "judge_version")
     if jv is not ABSENT and jv is not None:
         out["judge_version"] = _value(jv)
@@ -107,12 +118,16 @@ def harbor_condition(trial_config: dict[str, Any] | None) -> dict[str, Any]:
         if "max_turns" in kwargs:
             out["max_turns"] = _value(kwargs["max_turns"])
     for k in ("override_timeout_sec", "max_timeout_sec"):
-        if agent.get(k) is not None:
-            out["timeout_min"] = float(agent[k]) / 60
+        seconds = finite_number(agent.get(k), 0.0)
+        if seconds is not None:
+            out["timeout_min"] = seconds / 60
+        elif agent.get(k) is not None:
+            out["timeout_min"] = _value(agent[k])
     mult = {k: cfg.get(k) for k in _MULTIPLIERS if k in cfg}
     if mult:
-        out["timeout_multipliers"] = ",".join(f"{k.replace('_multiplier', '')}={mult[k]}" for k in sorted(mult))
-    return out
+        out["timeout_multipliers"] = ",".join(f"{k.replace('_multiplier', '')}={str(mult[k])[:40]}"
+                                              for k in sorted(mult))
+    return {k: v for k, v in out.items() if v is not ABSENT}
 
 
 def _show(field: str, v: Any) -> str:

@@ -14,10 +14,12 @@ and refuses the cell (ok=False, reason) when anything disagrees: the rebuilt has
 digest, the grid timestamps, the prompt text, the answer (which must be what the extractor takes
 from the recorded reply), or the media: the receipt's media SHA-256 must be the one the game's
 manifest.json records for the case.  The scorer calls it for every Protocol A cell unless
-`score --no-verify-requests`.
+`score --no-verify-requests`.  A cell folder is untrusted: every file is read with a bound, never through
+a symbolic link, and the condition copies through one `ConditionFiles` per run (each read once).
 """
 from __future__ import annotations
 
+import os
 from os import PathLike
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,7 @@ from video_arena.core import extract_answer, protocol_a_prompt, resolve, text_di
 from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core.instruction import instruction_for
-from video_arena.core.condition import CONDITIONS_SUBDIR, find_condition
+from video_arena.core.condition import CONDITIONS_SUBDIR, ConditionFiles
 from video_arena.core.request import RequestOptions, reference_body, request_sha256
 from video_arena.core.tasks import ANSWER_ROOT_KEY, TasksTree, TasksTreeError
 from video_arena.media import grid as G
@@ -43,6 +45,15 @@ def _load(path: Path) -> dict[str, Any]:
     return doc
 
 
+def _text(path: Path) -> str:
+    """A text file the cell holds (reply, prompt), read with the results contract's bound, never through
+    a link; OSError when it is absent, not a regular file or larger than the bound."""
+    data, size = safe_io.read_bounded(path, safe_io.MAX_RECORD_BYTES)
+    if size > safe_io.MAX_RECORD_BYTES:
+        raise OSError(f"{path.name} is larger than {safe_io.MAX_RECORD_BYTES} bytes ({size})")
+    return data.decode("utf-8")
+
+
 def _run(cell: Path) -> dict[str, Any]:
     """The cell's run.json as written (core/results.py read_run); ValueError when it cannot be read."""
     rec, err = R.read_run(cell)
@@ -52,15 +63,18 @@ def _run(cell: Path) -> dict[str, Any]:
 
 
 def rebuild_request_sha256(cell_dir: str | PathLike, tasks_root: str | PathLike | None = None,
-                           instruction_path: str | PathLike | None = None) -> tuple[str, dict[str, Any]]:
-    """(rebuilt request hash, details) for a cell; raises ValueError when it cannot be rebuilt."""
+                           instruction_path: str | PathLike | None = None,
+                           conditions: ConditionFiles | None = None) -> tuple[str, dict[str, Any]]:
+    """(rebuilt request hash, details) for a cell; raises ValueError when it cannot be rebuilt.
+    `conditions`: the run's condition files (a reader scoring many cells passes one, so each copy is
+    read once)."""
     cell = Path(cell_dir)
     run, receipt = _run(cell), _load(cell / "receipt.json")
     # run-a keeps its condition in <out>/_conditions/, the Harbor agent in the trial's agent/_conditions/
-    cond = find_condition(run["condition_sha256"],
-                          extra_dirs=[cell.parent.parent / CONDITIONS_SUBDIR, cell / CONDITIONS_SUBDIR])
+    cond, why = (conditions or ConditionFiles()).find(
+        run.get("condition_sha256"), [cell.parent.parent / CONDITIONS_SUBDIR, cell / CONDITIONS_SUBDIR])
     if cond is None:
-        raise ValueError(f"condition {run['condition_sha256'][:12]} is not a versioned condition file")
+        raise ValueError(why)
     if instruction_path is None:
         instruction_path = resolve(run["game"], run["case_id"], tasks_root)["instruction"]
     ts = receipt["video_ts"]
@@ -70,7 +84,8 @@ def rebuild_request_sha256(cell_dir: str | PathLike, tasks_root: str | PathLike 
     return request_sha256(body), {"condition": cond, "prompt": prompt, "instruction_path": instruction_path}
 
 
-def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = None) -> tuple[bool, str]:
+def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = None,
+                conditions: ConditionFiles | None = None) -> tuple[bool, str]:
     """Check one Protocol A cell folder against the condition file and the case; (ok, reason)."""
     cell = Path(cell_dir)
     try:
@@ -84,8 +99,8 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
     problems: list[str] = []
     try:
         receipt = _load(cell / "receipt.json")
-        rebuilt, det = rebuild_request_sha256(cell, tasks_root)
-    except (OSError, KeyError, ValueError, LookupError, TypeError) as exc:
+        rebuilt, det = rebuild_request_sha256(cell, tasks_root, conditions=conditions)
+    except (OSError, KeyError, ValueError, LookupError, TypeError, OverflowError) as exc:
         return False, f"cannot rebuild the request: {type(exc).__name__}: {exc}"
     cond = det["condition"]
 
@@ -109,20 +124,25 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
         if s["max_frames"] != base.max_frames and "max_frames" not in degraded_keys:
             problems.append("max_frames differs from the condition but no degradation is recorded")
         spec = cond.grid(jpeg_q=s["jpeg_q"], max_frames=s["max_frames"])
-        times, fps_eff = G.grid_times(str(receipt["media"]["duration_s"]), spec)
+        duration = str(receipt["media"]["duration_s"])
         ts = receipt["video_ts"]
-        if len(ts) != len(times) or any(abs(a - float(b)) > 1e-6 for a, b in zip(ts, times)):
+        # the grid is built only when it has as many stills as the receipt lists (a file of bounded size):
+        # a recorded max_frames of 10**9 never makes a billion timestamps
+        if G.grid_count(duration, spec) != len(ts) or any(
+                abs(a - float(b)) > 1e-6 for a, b in zip(ts, G.grid_times(duration, spec)[0])):
             problems.append("video_ts is not the condition's grid for the recorded duration")
         if len(receipt["frames"]) != len(ts) or run.get("frames_used") != len(ts):
             problems.append("frame count differs between receipt, video_ts and run record")
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, ArithmeticError, G.GridError) as exc:
         problems.append(f"malformed sampling record: {exc!r}")
-    prompt_file = cell / "prompt.txt"
-    if prompt_file.is_file() and prompt_file.read_text(encoding="utf-8") != det["prompt"]:
-        problems.append("prompt.txt differs from the rebuilt prompt")
+    try:
+        if os.path.lexists(cell / "prompt.txt") and _text(cell / "prompt.txt") != det["prompt"]:
+            problems.append("prompt.txt differs from the rebuilt prompt")
+    except (OSError, ValueError) as exc:
+        problems.append(f"prompt.txt not readable: {exc}")
     # the answer must be the one the extractor takes from the recorded reply
     try:
-        reply = (cell / "reply.txt").read_text(encoding="utf-8")
+        reply = _text(cell / "reply.txt")
         expected = extract_answer(reply) or {ANSWER_ROOT_KEY: []}
         answer = _load(cell / "answer.json")
         if answer != expected:

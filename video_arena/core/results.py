@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from video_arena.safe_io import read_json_object, write_bytes_atomic, write_json_atomic
+from video_arena.safe_io import finite_number, read_json_object, whole_number, write_bytes_atomic, write_json_atomic
 
 RUN_FILE = "run.json"
 ANSWER_FILE = "answer.json"
@@ -146,12 +146,19 @@ def _str_or_none(v: Any) -> str | None:
     return None if v is None else str(v)
 
 
-def _int_or_none(v: Any) -> int | None:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+#: The largest count a record's `n_rows` may name and the longest wall time (seconds, a year) a record's
+#: `wall_s` may: a number outside is read as not recorded (a 401-digit integer is a valid JSON number no
+#: float holds).
+MAX_COUNT = 10 ** 9
+MAX_WALL_S = 366 * 24 * 3600.0
 
 
-def _num_or_none(v: Any) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+def _count_or_none(v: Any) -> int | None:
+    return whole_number(v, 0, MAX_COUNT)
+
+
+def _seconds_or_none(v: Any) -> float | None:
+    return finite_number(v, 0.0, MAX_WALL_S)
 
 
 def _sha_or_none(v: Any) -> str | None:
@@ -159,10 +166,12 @@ def _sha_or_none(v: Any) -> str | None:
 
 
 #: The common keys and how a reader takes each from a document it did not write (run.json is data: a
-#: value of the wrong type is read as "not recorded", or as its text for the free-text keys).
+#: value of the wrong type, or a number outside its range, is read as "not recorded", or as its text for
+#: the free-text keys).
 _READERS = {
     "protocol": _str_or_none, "model": _str_or_none, "game": _str_or_none, "case_id": _str_or_none,
-    "stop_reason": _str_or_none, "answer_state": _str_or_none, "n_rows": _int_or_none, "wall_s": _num_or_none,
+    "stop_reason": _str_or_none, "answer_state": _str_or_none, "n_rows": _count_or_none,
+    "wall_s": _seconds_or_none,
     "instruction_sha256": _sha_or_none, "answer_sha256": _sha_or_none, "started_at": _str_or_none,
     "finished_at": _str_or_none,
 }
@@ -433,6 +442,64 @@ def read_run(cdir: str | os.PathLike) -> tuple[RunRecord | None, str]:
 
 
 # --------------------------------------------------------------------------------------------------
+# the digests a runner always writes
+# --------------------------------------------------------------------------------------------------
+#: The digests each runner writes into the record of every cell that ran (docs/PROTOCOLS.md, the run.json
+#: keys): run-a (protocol_a/cell.py, also the Protocol A Harbor agent's agent/run.json) and run-b
+#: (protocol_b/cell.py).  A record of a cell that ran without one of them is an integrity error for every
+#: reader: without `answer_sha256` a changed answer would be judged, without `instruction_sha256` a
+#: changed instruction would go unnoticed.
+RUNNER_DIGESTS = {
+    "A": ("condition_sha256", "instruction_sha256", "request_sha256", "answer_sha256"),
+    "B": ("instruction_sha256", "prompt_sha256", "prompt_template_sha256", "seed_sha256", "answer_sha256"),
+}
+#: The answer states whose record names the digest of the answer the run left (run-a: the answered
+#: answer.json; run-b: the sandbox's file, the seed's bytes for never_wrote); every other state's
+#: `answer_sha256` is null (no answer, or none read: deleted, too_large).
+ANSWER_DIGEST_STATES = ("answered", "wrote", "never_wrote")
+#: Protocol A's stop reason of a request over the model's context: no reply, so no request_sha256
+CONTEXT_OVERFLOW = "context_overflow"
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def is_digest(v: Any) -> bool:
+    """A SHA-256 as the runners write it: 64 hexadecimal digits."""
+    return isinstance(v, str) and len(v) == 64 and set(v) <= _HEX
+
+
+def missing_digests(record: RunRecord, runner: bool = True) -> list[str]:
+    """The digests the record's runner writes into every record of a cell that ran (RUNNER_DIGESTS) that
+    this record does not hold as 64 hexadecimal digits; ["protocol"] for a record that names neither
+    protocol.  `runner` False: a record written directly by its caller (the baselines' oracle, nop and
+    grid ceiling, which made no request and delivered no prompt): only the answer's digest is asked."""
+    if record.protocol not in RUNNER_DIGESTS:
+        return ["protocol"]
+    doc = record.as_read()
+    want = RUNNER_DIGESTS[record.protocol] if runner else ("answer_sha256",)
+    out = []
+    for key in want:
+        if key == "answer_sha256" and record.answer_state not in ANSWER_DIGEST_STATES:
+            continue
+        if key == "request_sha256" and record.stop_reason == CONTEXT_OVERFLOW:
+            continue
+        if not is_digest(doc.get(key)):
+            out.append(key)
+    return out
+
+
+def digests_problem(record: RunRecord, label: str, runner: bool = True) -> str:
+    """The integrity error of a run record (`label`: how a message names it) without a digest its runner
+    always writes (missing_digests); '' when it holds them all."""
+    gaps = missing_digests(record, runner)
+    if gaps == ["protocol"]:
+        return (f"INTEGRITY: {label} names no protocol (A or B; every runner writes it): the record was edited "
+                f"or is not a runner's; not scored")
+    who = "run-a" if record.protocol == "A" else "run-b"
+    return (f"INTEGRITY: {label} holds no {', '.join(gaps)} (a digest {who} writes into the record of every cell "
+            f"that ran, as 64 hex digits): the record was edited or is not a runner's; not scored") if gaps else ""
+
+
+# --------------------------------------------------------------------------------------------------
 # did the cell run
 # --------------------------------------------------------------------------------------------------
 NOT_RUN = "not_run"              # no case folder
@@ -475,8 +542,8 @@ def cell_status(cdir: str | os.PathLike) -> CellStatus:
 
 
 __all__ = [
-    "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
-    "HARNESS_ERROR", "redraws_of", "start_attempt",
+    "ANSWER_DIGEST_STATES", "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
+    "HARNESS_ERROR", "RUNNER_DIGESTS", "digests_problem", "is_digest", "missing_digests", "redraws_of", "start_attempt",
     "NO_ANSWER_STATES", "RUN_FILE", "RunRecord", "cell_dir", "cell_status",
     "clear_files", "read_run", "redact", "write_answer", "write_run",
 ]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from video_arena import safe_io
+from video_arena.safe_io import real_dir, regular_file
 from video_arena.core import results as R
 from video_arena.harbor_api import trials as TR
 from video_arena.scoring import cells as SC
@@ -52,50 +52,6 @@ class CellFiles:
     receipt: Path | None = None
     frames_dir: Path | None = None   # a Harbor ProtocolA agent's copied-out stills
     logs: list[Path] = field(default_factory=list)
-
-
-def _below(root: Path, path: Path) -> list[Path] | None:
-    """The components of `path` from below `root` down to it, or None when path is not under root."""
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        return None
-    if ".." in rel.parts:
-        return None
-    out, cur = [], root
-    for part in rel.parts:
-        cur = cur / part
-        out.append(cur)
-    return out
-
-
-def _reached(root: Path, path: Path, want) -> Path | None:
-    steps = _below(root, path)
-    if steps is None:
-        return None
-    st = None
-    for cur in steps:
-        try:
-            st = os.lstat(cur)
-        except OSError:
-            return None
-        if stat.S_ISLNK(st.st_mode):
-            return None
-    if st is None:
-        st = os.lstat(root)
-    return path if want(st.st_mode) else None
-
-
-def regular_file(root: Path, path: Path) -> Path | None:
-    """`path` when it is a regular file under `root` and no component below `root` is a symbolic link
-    (a results folder is untrusted: `logs -> /proc/self` or a link to a host file must never reach a site
-    meant to be shared); else None."""
-    return _reached(root, path, stat.S_ISREG)
-
-
-def real_dir(root: Path, path: Path) -> Path | None:
-    """`path` when it is a folder under `root` reached through no symbolic link; else None."""
-    return _reached(root, path, stat.S_ISDIR)
 
 
 def files_under(root: Path, folder: Path, keep=lambda p: True, limit: int = MAX_LOG_FILES) -> list[Path]:

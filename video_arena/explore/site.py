@@ -49,6 +49,7 @@ from video_arena.scoring import statistics as SS
 from video_arena.core.judge_loader import load_judge
 from video_arena.core.tasks import parse_game_toml
 from video_arena.scoring import harbor_jobs as HJ
+from video_arena.safe_io import finite_number
 
 SITE_MARKER = ".video-arena-explore"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -94,7 +95,11 @@ def _mmss(t: float | None) -> str:
     is shown as the number it is."""
     if t is None:
         return "–"
-    if not math.isfinite(t) or abs(t) >= 1e7:
+    f = finite_number(t)
+    if f is None:  # an integer no float holds (401 digits): shown, never converted
+        return f"{str(t)[:24]}… s" if len(str(t)) > 24 else f"{t} s"
+    t = f
+    if abs(t) >= 1e7:
         return f"{t:g} s"
     return f"{int(t // 60)}:{t % 60:04.1f}"
 
@@ -124,10 +129,14 @@ def cell_caveats(cell: SC.Cell) -> list[str]:
         out.append(f"{cell.turns_used} turns > cap {cell.max_turns}")
     if cell.no_isolation:
         out.append("not isolated")
+    if cell.isolation_unrecorded:
+        out.append("isolation not recorded")
     if cell.allow_paths:
         out.append(f"{cell.n_allow_paths} allowed path(s)")
     if cell.served_other_model:
         out.append(f"served by {cell.served_model}")
+    if cell.served_unnamed:
+        out.append("served model not named")
     if cell.non_reference:
         out.append("non-reference condition")
     if cell.preflight_warned:

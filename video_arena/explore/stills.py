@@ -15,8 +15,8 @@ from typing import Any
 from video_arena import paths
 from video_arena.core.tasks import TasksTree
 from video_arena.digests import sha256_file
-from video_arena.explore.cells import regular_file
 from video_arena.media import grid as G
+from video_arena.safe_io import finite_number, regular_file
 
 THUMB_WIDTH = 224
 #: The most stills a cell page lists (the reference grid sends 256; a receipt is data, not trusted),
@@ -44,7 +44,7 @@ class StillSource:
         sha = (receipt.get("media") or {}).get("sha256")
         try:
             spec = self._spec(receipt)
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, OverflowError):
             return None, "the receipt names no usable grid"
         if not isinstance(sha, str):
             return None, "the receipt names no media digest"
@@ -77,7 +77,7 @@ class StillSource:
             frames = frames[:MAX_STILLS]
         for k, f in enumerate(frames):
             sha = f.get("sha256") if isinstance(f, dict) else None
-            t = ts[k] if k < len(ts) and isinstance(ts[k], (int, float)) and not isinstance(ts[k], bool) else None
+            t = finite_number(ts[k]) if k < len(ts) else None  # a time no float holds is not shown
             item = {"i": k, "ts": t, "thumb": None}
             if d is not None and isinstance(sha, str):
                 p = regular_file(d, d / G.FRAME_NAME.format(k))

@@ -13,7 +13,6 @@ one side only is counted, never compared.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,12 +71,6 @@ class Parity:
                 "per_game": self.per_game, "per_task": self.per_task}
 
 
-def _finite(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    return float(v) if math.isfinite(float(v)) else None
-
-
 def _native_rewards(system: SS.SystemScore) -> dict[tuple[str, str], float]:
     out = {}
     for c in system.cells():
@@ -94,7 +87,7 @@ def _harbor_rewards(system: SS.SystemScore) -> dict[tuple[str, str], float]:
     for c in system.cells():
         if c.status != SC.STATUS_SCORED:
             continue
-        v = _finite((getattr(c, "harbor_rewards", None) or {}).get("reward"))
+        v = safe_io.finite_number((getattr(c, "harbor_rewards", None) or {}).get("reward"), 0.0, 1.0)
         if v is not None:
             acc.setdefault((c.game, c.case_id), []).append(v)
     return {k: sum(v) / len(v) for k, v in acc.items()}

@@ -9,7 +9,6 @@ is Harbor's template with no experiment, never a number (video_arena/harbor/pari
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,6 @@ from video_arena.core.tasks import TasksTree
 from video_arena.harbor import spec as S
 from video_arena.harbor.publish_dataset import PublishError, json_object, lstat_or_none
 from video_arena.harbor_api.version import installed_version
-
-
-def _finite(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    return float(v) if math.isfinite(float(v)) else None
 
 
 def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> dict[str, Any]:
@@ -68,10 +61,10 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
     for t in trials:
         rewards = (t.get("verifier_result") or {}).get("rewards")
         if rewards:
-            v = _finite(rewards.get("reward"))
+            v = safe_io.finite_number(rewards.get("reward"), 0.0, 1.0)  # the judge's rewards are in [0, 1]
             if v is None:
-                raise PublishError(f"{job}: trial of {t.get('task_name')!r} records reward "
-                                   f"{rewards.get('reward')!r}, not a finite number")
+                raise PublishError(f"{job}: trial of {str(t.get('task_name'))[:120]!r} records reward "
+                                   f"{repr(rewards.get('reward'))[:40]}, not a finite number from 0 to 1")
             harbor_rewards.append(v)
     scored = [c for c in system.cells() if getattr(c, "trial", None) and c.status == "scored"]
     native = [float(c.record["reward"]) for c in scored if c.record]

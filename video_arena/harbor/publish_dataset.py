@@ -20,6 +20,10 @@ from video_arena.harbor import spec as S
 #: The largest file of a task publish copies: the video (a long match at the render size is a few
 #: hundred MB) and everything else far below it; a larger one (a sparse file, a runaway log) is refused.
 MAX_TASK_FILE_BYTES = 4 << 30
+#: The deepest path and the most entries a published task folder may hold (make-harbor writes three
+#: levels and about a dozen files): a folder 1,500 levels deep or a million files is refused, never walked.
+MAX_TASK_DEPTH = 16
+MAX_TASK_ENTRIES = 10_000
 VIDEO_REL = "environment/match.mp4"
 
 
@@ -59,20 +63,35 @@ def no_link_below(base: Path, path: Path) -> None:
 
 def task_files(task: Path) -> list[tuple[str, int, int]]:
     """(relative path, size, mode) of every regular file of a task folder; raises PublishError for a
-    symbolic link, a FIFO, a device or a socket anywhere in it, or a file over the size cap."""
+    symbolic link, a FIFO, a device or a socket anywhere in it, a file over the size cap, a folder deeper
+    than MAX_TASK_DEPTH or more than MAX_TASK_ENTRIES entries (walked without recursion, so no depth can
+    exhaust the stack)."""
     st = lstat_or_none(task)
     if st is None or not stat.S_ISDIR(st.st_mode):
         raise PublishError(f"{task} is {'a symbolic link' if st is not None and stat.S_ISLNK(st.st_mode) else 'not a folder'}; "
                            "a published task is a real folder")
     out = []
-    for top, dirs, files in os.walk(task, followlinks=False):
-        for name in sorted(dirs + files):
+    seen = 0
+    pending = [(task, 0)]
+    while pending:
+        top, depth = pending.pop(0)
+        with os.scandir(top) as it:
+            names = sorted(e.name for e in it)
+        seen += len(names)
+        if seen > MAX_TASK_ENTRIES:
+            raise PublishError(f"{task} holds more than {MAX_TASK_ENTRIES} files and folders; a published task "
+                               "holds its video, instruction, tests and solution")
+        for name in names:
             p = Path(top) / name
             st = os.lstat(p)
             rel = p.relative_to(task).as_posix()
             if stat.S_ISLNK(st.st_mode):
                 raise PublishError(f"{p} is a symbolic link; a published task holds only folders and regular files")
             if stat.S_ISDIR(st.st_mode):
+                if depth + 1 >= MAX_TASK_DEPTH:
+                    raise PublishError(f"{task} has folders more than {MAX_TASK_DEPTH} levels deep ({rel[:80]}...); "
+                                       "a published task holds its video, instruction, tests and solution")
+                pending.append((p, depth + 1))
                 continue
             if not stat.S_ISREG(st.st_mode):
                 raise PublishError(f"{p} is not a regular file (a FIFO, a device or a socket); a published task "

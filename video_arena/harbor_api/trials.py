@@ -12,7 +12,9 @@ without importing Harbor.
                                           exit-code.txt from the oracle's solve.sh; trajectory.json, ATIF)
 
 Trial folders are named `<task>__<suffix>` (`trial_task`).  Every document is read with the results
-contract's bound (video_arena/core/results.py) and never raises on what a folder holds.
+contract's bound (video_arena/safe_io.py), never through a symbolic link on any component below the
+trial folder (a trial folder that is itself a link is no trial: `linked_entries` names it), and never
+raises on what a folder holds.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.core.results import ANSWER_FILE, RUN_FILE, RunRecord, read_run
+from video_arena import safe_io
 from video_arena.safe_io import read_bounded, read_json_object
 
 #: Where Harbor puts the collected /app/answer.json (artifacts/<source path without "/">).
@@ -34,6 +37,18 @@ def _json_object(path: Path) -> dict[str, Any] | None:
     return read_json_object(path)[0]
 
 
+def _in_trial(d: Path, *parts: str) -> Path | None:
+    """d/parts when no component below the trial folder `d` is a symbolic link (None otherwise: a link in
+    a trial is never followed, its target never read)."""
+    path = Path(d, *parts)
+    return None if safe_io.link_below(d, path) is not None else path
+
+
+def _trial_json(d: Path, *parts: str) -> dict[str, Any] | None:
+    path = _in_trial(d, *parts)
+    return None if path is None else _json_object(path)
+
+
 def _is_trial_dir(d: Path) -> bool:
     if (d / "result.json").is_file():
         return True
@@ -42,8 +57,15 @@ def _is_trial_dir(d: Path) -> bool:
 
 
 def trial_dirs(job: Path) -> list[Path]:
-    """A job's trial folders (a result.json, or a config.json naming a task: an unfinished trial)."""
-    return sorted(d for d in Path(job).iterdir() if d.is_dir() and not d.name.startswith(".") and _is_trial_dir(d))
+    """A job's trial folders (a result.json, or a config.json naming a task: an unfinished trial): real
+    folders only, never a link (linked_entries)."""
+    return [d for d in safe_io.entries(Path(job))[0] if _is_trial_dir(d)]
+
+
+def linked_entries(job: Path) -> list[Path]:
+    """The entries of a job folder that are symbolic links (a reader refuses a job holding one: a link
+    could lend it another job's trial)."""
+    return safe_io.entries(Path(job))[1]
 
 
 def finished_trials(job: Path) -> int:
@@ -121,16 +143,19 @@ class Trial:
         return self.dir / "result.json"
 
     def harbor_logs(self) -> list[Path]:
-        """Harbor's own logs of the trial that are there: the verifier's stdout, the exception text."""
-        return [p for p in (self.dir / "verifier" / "test-stdout.txt", self.dir / "exception.txt") if p.is_file()]
+        """Harbor's own logs of the trial that are there: the verifier's stdout, the exception text (regular
+        files reached through no link)."""
+        return [p for p in (self.dir / "verifier" / "test-stdout.txt", self.dir / "exception.txt")
+                if safe_io.regular_file(self.dir, p) is not None]
 
     def agent_run_path(self, protocol: str | None) -> Path | None:
         """agent/run.json when it is the toolkit's record: only in a Protocol A task (the Protocol A agent
         writes it from the host). Any other agent has a shell in the container and /logs/agent is its to
         write: a run.json there could forge a clean audit, a turn count or an answer digest. `protocol` is
-        the task's (verifier/judge.json, the dataset's case.json), never the file's own."""
+        the task's (verifier/judge.json, the dataset's case.json), never the file's own.  Through a link
+        (a linked agent/ folder, a linked run.json) there is none."""
         path = self.agent_dir / RUN_FILE
-        return path if protocol == "A" and path.is_file() else None
+        return path if protocol == "A" and safe_io.regular_file(self.dir, path) is not None else None
 
     def agent_run(self, protocol: str | None) -> tuple[RunRecord | None, str]:
         """The toolkit's agent run record of a `protocol` task (`agent_run_path`: a Protocol A trial's
@@ -202,10 +227,10 @@ def _protocol_of(trial: Trial) -> str | None:
 def read_trial(d: Path) -> Trial:
     """Everything the toolkit reads from one trial folder; never raises on what the folder holds."""
     d = Path(d)
-    config = _json_object(d / "config.json")
+    config = _trial_json(d, "config.json")
     result: dict[str, Any] | None = None
     error = ""
-    if not (d / "result.json").is_file():
+    if not os.path.lexists(d / "result.json"):
         error = "no result.json (the trial did not finish)"
     else:
         result = _json_object(d / "result.json")
@@ -213,7 +238,7 @@ def read_trial(d: Path) -> Trial:
             error = "result.json unreadable or not a JSON object"
     t = Trial(dir=d, result=result, config=config, error=error)
     t.task_key, t.task_key_source = _task_key(result, config)
-    jdoc = _json_object(d / "verifier" / "judge.json")
+    jdoc = _trial_json(d, "verifier", "judge.json")
     if jdoc is not None:
         t.judge_case = jdoc.get("case") if isinstance(jdoc.get("case"), dict) else None
         t.judge_error = jdoc.get("error") or None
@@ -228,8 +253,8 @@ def read_trial(d: Path) -> Trial:
             if isinstance(info, dict):
                 t.exceptions.append((str(info.get("exception_type") or "Exception"),
                                      str(info.get("exception_message") or "")))
-    code_file = d / "agent" / "exit-code.txt"
-    if code_file.is_file():
+    code_file = _in_trial(d, "agent", "exit-code.txt")
+    if code_file is not None and code_file.is_file():
         try:
             t.exit_code = read_bounded(code_file, 4096)[0][:4096].decode("utf-8", "replace").strip()
         except OSError:

@@ -36,7 +36,7 @@ from video_arena.importing import media as M
 from video_arena.importing.logs import ImportCaseError, LogRow, read_input
 from video_arena.importing.rules import NoWhereRule, where_error
 from video_arena.importing.signals import Interrupted, uninterrupted
-from video_arena.safe_io import linked_component
+from video_arena.safe_io import link_below
 from video_arena.toolkit_info import toolkit_provenance
 from video_arena.games.cli import expected_files
 
@@ -201,9 +201,9 @@ def rounded(v: float, lo: float, hi: float, label: str) -> float:
 def no_link_below(base: Path, path: Path) -> None:
     """Raise ImportCaseError when any component of `path` below `base` is a symbolic link: the importer
     writes inside its tree only, never through a link that leads out of it."""
-    link = linked_component(base, path)
+    link = link_below(base, path)
     if link is not None:
-        raise ImportCaseError(f"{link} is a symbolic link (to {os.readlink(link)!r}): the importer writes only "
+        raise ImportCaseError(f"{link} is a symbolic link (to {os.readlink(link) if link.is_symlink() else "outside"!r}): the importer writes only "
                               f"inside {base}, never through a link; replace it with a folder")
 
 

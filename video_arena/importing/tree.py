@@ -20,15 +20,15 @@ from video_arena.core.tasks import CASES_FILE, MANIFEST_FILE, TasksTree, gt_rel,
 from video_arena.importing.importer import Importer, Provenance, game_definition
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_input, read_value_series
 from video_arena.games.cli import expected_files
-from video_arena.safe_io import JSONLimitError, linked_component, loads_bounded
+from video_arena.safe_io import JSONLimitError, link_below, loads_bounded
 
 
 def source_path(src: Path, path: Path) -> Path:
     """`path` of the source tree `src`, refused when any component of it below `src` is a symbolic link (a
     `gt/` or `media/` linked into another tree, a video linked to a file of the host)."""
-    link = linked_component(src, path)
+    link = link_below(src, path)
     if link is not None:
-        raise ImportCaseError(f"{link} is a symbolic link (to {os.readlink(link)!r}): --from-tree reads only "
+        raise ImportCaseError(f"{link} is a symbolic link (to {os.readlink(link) if link.is_symlink() else "outside"!r}): --from-tree reads only "
                               f"folders and files reached through no link below {src}")
     return path
 

@@ -92,6 +92,15 @@ class MediaInfo:
 # pure grid arithmetic
 # ---------------------------------------------------------------------------------------------
 
+def grid_count(duration: Fraction | float | str, spec: GridSpec) -> int:
+    """How many timestamps grid_times gives for a match of `duration` seconds, without making them (a
+    reader checks a recorded count before it builds a grid a hostile record sized)."""
+    d = Fraction(str(duration)) if not isinstance(duration, Fraction) else duration
+    if d <= 0:
+        raise GridError(f"media duration {float(d)} s is not positive")
+    return min(math.ceil(d * Fraction(str(spec.fps))), spec.max_frames)
+
+
 def grid_times(duration: Fraction | float | str, spec: GridSpec) -> tuple[list[Fraction], Fraction]:
     """(t_k for k = 0..n-1, fps_eff) for a match of `duration` seconds; all t_k < duration."""
     d = Fraction(str(duration)) if not isinstance(duration, Fraction) else duration

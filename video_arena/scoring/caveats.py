@@ -17,6 +17,12 @@ Per cell (native `run.json`, or a Harbor trial's `agent/run.json` and `agent/tra
   such as `-2024-08-06` is the same model; anything else is another).
 * **non-reference**: a Protocol A cell whose condition digest is none of the versioned condition files'
   (a custom `--condition`, whatever name and version it gives itself).
+* **served model not named**: a Protocol A reply that names no model (`served_model` null or absent).
+* **isolation not recorded**: a Protocol B run record that names no isolation mode run-b writes
+  (`isolation` null, absent, or without a known `mode`): neither isolated nor known not to be.
+
+Every number is read as recorded only when it is finite and within its range (safe_io.finite_number,
+whole_number); anything else is not recorded.
 
 The **declared condition** of a cell: the condition file's digest, the transport, and the condition's
 sampling grid.  A degradation (jpeg_q raised for the request cap or by the operator's `--jpeg-q`, fewer
@@ -29,18 +35,17 @@ kwargs and timeout multipliers, judge version, and per game the instruction dige
 """
 from __future__ import annotations
 
-import functools
 import math
 import re
 from pathlib import Path
 from typing import Any, Iterable
 
 from video_arena.core.audit import audit_texts, turns_reported
-from video_arena.core.condition import find_condition, is_versioned
+from video_arena.core.condition import ConditionFiles, is_versioned
 from video_arena.core.condition_fields import compare_lines, condition_of, mixing_lines
 from video_arena.core.judge_loader import load_judge
 from video_arena.core import results as R
-from video_arena.safe_io import read_bounded, read_json_object
+from video_arena.safe_io import finite_number, read_bounded, read_json_object, whole_number
 from video_arena.harbor_api.trials import atif_lines
 
 #: The judge's cap on an answer (judge/judge.py MAX_ANSWER_BYTES); the scorer never reads more than
@@ -59,21 +64,21 @@ COMPARE_DIMENSIONS = ("condition_sha256", "grid", "transport", "tolerance_s")
 
 #: the stop reasons of a cell whose request did not fit the model's context (native run.json; a Harbor
 #: ProtocolA trial's exception type): scored 0.0 on every metric, counted in a column of their own
-CONTEXT_OVERFLOW = ("context_overflow", "ContextOverflowError")
+CONTEXT_OVERFLOW = (R.CONTEXT_OVERFLOW, "ContextOverflowError")
+#: the isolation modes run-b records (protocol_b/isolation.py MODE_BWRAP, MODE_NONE)
+ISOLATION_MODES = ("bwrap", "none")
+#: the ranges a reader holds a run record's numbers to (outside: not recorded): counts (stills, turns,
+#: JSON blocks, attempts), seconds of video, frames per second
+MAX_COUNT = R.MAX_COUNT
+MAX_DURATION_S = 1e9
+MAX_FPS = 1e4
 
 
 # --------------------------------------------------------------------------------------------------
 # one run record
 # --------------------------------------------------------------------------------------------------
-def _num(v: Any) -> float | None:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return None
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
-def _int(v: Any) -> int | None:
-    return int(v) if isinstance(v, int) and not isinstance(v, bool) else None
+def _count(v: Any) -> int | None:
+    return whole_number(v, 0, MAX_COUNT)
 
 
 def reasoning_effort_of(rec: R.RunRecord) -> tuple[str | None, bool]:
@@ -91,19 +96,19 @@ def reasoning_effort_of(rec: R.RunRecord) -> tuple[str | None, bool]:
     return None, any(recorded for _, recorded in said)
 
 
-@functools.lru_cache(maxsize=64)
-def _condition_grid(sha: str, extra_dir: str) -> dict[str, Any] | None:
+def _condition_grid(sha: Any, conditions_dir: Path | None, conditions: ConditionFiles) -> dict[str, Any] | None:
+    cond, _ = conditions.find(sha, [conditions_dir] if conditions_dir else [])
+    if cond is None:
+        return None  # an unreadable condition is simply not used
     try:
-        cond = find_condition(sha, [Path(extra_dir)] if extra_dir else [])
-        if cond is None:
-            return None
         g = cond.grid()
-        return {k: getattr(g, k) for k in GRID_KEYS}
-    except Exception:  # noqa: BLE001 - an unreadable condition is simply not used
+    except (KeyError, TypeError, ValueError, OverflowError):
         return None
+    return {k: getattr(g, k) for k in GRID_KEYS}
 
 
-def declared_grid(run: R.ProtocolARecord, conditions_dir: Path | None = None) -> dict[str, Any] | None:
+def declared_grid(run: R.ProtocolARecord, conditions_dir: Path | None = None,
+                  conditions: ConditionFiles | None = None) -> dict[str, Any] | None:
     """The sampling grid of the cell's condition: its `sampling` with every degradation undone, whether
     the runner took it by itself (request cap, server image cap, context overflow) or the operator set
     it (`--jpeg-q`, `--max-frames`): a degradation is a caveat of the cell, never another condition."""
@@ -118,7 +123,7 @@ def declared_grid(run: R.ProtocolARecord, conditions_dir: Path | None = None) ->
         if not mine:
             continue
         if base is None and run.condition_sha256:
-            base = _condition_grid(str(run.condition_sha256), str(conditions_dir or "")) or {}
+            base = _condition_grid(run.condition_sha256, conditions_dir, conditions or ConditionFiles()) or {}
         if base and kind in base:
             grid[kind] = base[kind]
         elif kind == "jpeg_q" or mine[0].get("why") == OPERATOR:  # jpeg_q steps and the operator's cap
@@ -132,13 +137,14 @@ def grid_label(grid: dict[str, Any] | None) -> str:
     if not grid:
         return "-"
     def show(v: Any) -> str:  # 1 and 1.0 are the same grid
-        return f"{v:g}" if _num(v) is not None else str(v if v is not None else "?")
+        return f"{v:g}" if finite_number(v) is not None else str(v if v is not None else "?")[:40]
     return "fps{}-n{}-ls{}-q{}".format(*(show(grid.get(k)) for k in GRID_KEYS))
 
 
 def expected_frames(run: R.ProtocolARecord, grid: dict[str, Any] | None) -> int | None:
-    dur, fps = _num(run.duration_s), _num((grid or {}).get("fps"))
-    mf = _int((grid or {}).get("max_frames"))
+    dur = finite_number(run.duration_s, 0.0, MAX_DURATION_S)
+    fps = finite_number((grid or {}).get("fps"), 0.0, MAX_FPS)
+    mf = _count((grid or {}).get("max_frames"))
     if dur is None or fps is None or mf is None:
         return None
     return min(math.ceil(dur * fps), mf)
@@ -168,9 +174,11 @@ def served_differs(requested: Any, served: Any) -> bool:
     return _DATE_SUFFIX.sub("", s) != _DATE_SUFFIX.sub("", r)
 
 
-def read_run_caveats(cell, rec: R.RunRecord, conditions_dir: Path | None = None) -> None:
+def read_run_caveats(cell, rec: R.RunRecord, conditions_dir: Path | None = None,
+                     conditions: ConditionFiles | None = None) -> None:
     """Fill a scorer Cell's caveat fields from its run record (native run.json or a Harbor Protocol A
-    trial's agent/run.json): Protocol A's keys and Protocol B's turn count and audit, whichever it holds."""
+    trial's agent/run.json): Protocol A's keys and Protocol B's turn count and audit, whichever it holds.
+    `conditions`: the run's condition files (each read once per run)."""
     run, b, doc = rec.protocol_a, rec.protocol_b, rec.as_read()
     cell.toolkit = toolkit_label(run.toolkit)
     cell.condition = condition_of(doc)
@@ -179,15 +187,15 @@ def read_run_caveats(cell, rec: R.RunRecord, conditions_dir: Path | None = None)
     cell.condition_sha256 = sha if isinstance(sha, str) else None
     tr = run.transport
     cell.transport = tr if isinstance(tr, str) else (str(tr.get("kind")) if isinstance(tr, dict) else None)
-    grid = declared_grid(run, conditions_dir)
+    grid = declared_grid(run, conditions_dir, conditions)
     cell.grid = grid_label(grid) if grid else None
     degs = [d for d in run.degradations if isinstance(d, dict)] if isinstance(run.degradations, list) else []
     why = [str(d.get("kind") or "?") for d in degs]
     sampling = run.sampling if isinstance(run.sampling, dict) else {}
-    q_eff, q_decl = _int(sampling.get("jpeg_q")), _int((grid or {}).get("jpeg_q"))
+    q_eff, q_decl = _count(sampling.get("jpeg_q")), _count((grid or {}).get("jpeg_q"))
     if q_eff is not None and q_decl is not None and q_eff > q_decl and "jpeg_q" not in why:
         why.append("jpeg_q")
-    cell.frames_used = _int(run.frames_used)
+    cell.frames_used = _count(run.frames_used)
     exp = expected_frames(run, grid)
     if cell.frames_used is not None and exp is not None and cell.frames_used < exp and "max_frames" not in why:
         why.append("frames")
@@ -198,9 +206,9 @@ def read_run_caveats(cell, rec: R.RunRecord, conditions_dir: Path | None = None)
     cell.truncated = run.protocol_complete is False
     fr = run.finish_reason
     cell.finish_reason = fr if isinstance(fr, str) else None
-    cell.n_json_blocks = _int(run.n_json_blocks)
-    cell.recall_ceiling = _num(run.t1_recall_ceiling)
-    cell.turns_used = _int(b.turns_used)
+    cell.n_json_blocks = _count(run.n_json_blocks)
+    cell.recall_ceiling = finite_number(run.t1_recall_ceiling, 0.0, 1.0)
+    cell.turns_used = _count(b.turns_used)
     served = run.served_model
     cell.served_model = served if isinstance(served, str) else None
     params = run.request_params if isinstance(run.request_params, dict) else {}
@@ -213,19 +221,23 @@ def read_run_caveats(cell, rec: R.RunRecord, conditions_dir: Path | None = None)
             else "none"
 
 
-def read_run_conduct(cell, run: R.ProtocolBRecord) -> None:
+def read_run_conduct(cell, run: R.ProtocolBRecord, runner_record: bool = True) -> None:
     """How a run was conducted, from its record (docs/SCORING.md, "Caveats"): the turn cap it declared
     (`max_turns`; 0 = the harness cannot count turns) and whether the recorded `turns_used` exceeds it;
-    Protocol B's isolation mode, its extra `--allow-path`s and the preflight's warnings."""
+    Protocol B's isolation mode, its extra `--allow-path`s and the preflight's warnings.  `runner_record`
+    False: a record made up from what a Harbor trial's config says (no isolation to name)."""
     cell.agent_not_started = run.agent_started is False
-    cap = _int(run.max_turns)
+    cap = _count(run.max_turns)
     cell.max_turns = cap
     cell.over_turns = bool(cap and cap > 0 and cell.turns_used is not None and cell.turns_used > cap)
     iso = run.isolation
     if isinstance(iso, dict):
-        cell.isolation = str(iso["mode"]) if iso.get("mode") is not None else None
+        cell.isolation = str(iso["mode"])[:40] if iso.get("mode") is not None else None
         allowed = iso.get("allowed")
         cell.n_allow_paths = len(allowed) if isinstance(allowed, list) else 0
+    # a Protocol B runner's record always names the mode it ran under: null, absent or another value
+    # is neither isolated nor known not to be (a column of its own, never read as either)
+    cell.isolation_unrecorded = runner_record and cell.protocol == "B" and cell.isolation not in ISOLATION_MODES
     pf = run.preflight
     if isinstance(pf, dict):
         warnings = pf.get("warnings")

@@ -5,11 +5,14 @@ are video_arena/core/results.py (docs/ARCHITECTURE.md).  `score_cell` scores one
 by the same steps whatever the source: a native cell folder (`CellFolder`) or a Harbor trial
 (video_arena/scoring/harbor_jobs.py `TrialCell`).  The checks every cell passes before it is judged
 (`passes_gates`) and the ground-truth check against the manifests are here too.  Answers are read with a bound (the judge's cap + 1 byte).
+A cell's integrity (its folder is no link, its record holds every digest its runner writes, the answer it
+says it left is there and unchanged) is checked before anything else, so no later gate can hide it.
 """
 from __future__ import annotations
 
 import abc
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -18,6 +21,7 @@ from video_arena.core import provenance
 from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core import tasks as T
+from video_arena.core.condition import ConditionFiles
 from video_arena.core.judge_loader import load_judge
 from video_arena.digests import sha256_bytes
 from video_arena.scoring import caveats as CV
@@ -57,7 +61,7 @@ EXCLUDED = (STATUS_DIAGNOSTIC, STATUS_UNVERIFIED, STATUS_FLAGGED)
 #: the others; docs/SCORING.md, "Cell statuses"
 CAVEATS = ("degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
            "allow_paths", "preflight_warned", "context_overflow", "content_filtered", "served_other_model",
-           "non_reference")
+           "non_reference", "served_unnamed", "isolation_unrecorded")
 #: the finish reason of a reply a provider's content filter cut or replaced
 CONTENT_FILTER = "content_filter"
 
@@ -126,6 +130,8 @@ class Cell:
     agent_not_started: bool = False
     #: the cell has no readable run record (an answer without one is corrupt: nothing of it is compared)
     no_run_record: bool = False
+    #: the run record lacks a digest its runner always writes (corrupt: nothing of it is compared)
+    record_incomplete: bool = False
 
     @property
     def context_overflow(self) -> bool:
@@ -143,6 +149,17 @@ class Cell:
     #: Protocol A: the cell's condition file is none of the versioned ones (its digest matches no file in
     #: video_arena/core/conditions/): not the benchmark's condition, whatever name it gives itself
     non_reference: bool = False
+    #: Protocol B: the run record names no isolation mode it ran under (CV.ISOLATION_MODES: `isolation`
+    #: null, absent, or a mode run-b never writes): neither isolated nor known not to be
+    isolation_unrecorded: bool = False
+
+    @property
+    def served_unnamed(self) -> bool:
+        """A Protocol A reply that names no model (`served_model` null, or a record from before run-a
+        recorded it): nothing says the requested model produced it.  A context overflow, or a cell that never
+        ran (missing), has no reply."""
+        return (self.protocol == "A" and self.status != STATUS_MISSING and not self.context_overflow
+                and not self.served_model)
 
     @property
     def redrawn(self) -> bool:
@@ -201,7 +218,8 @@ class Cell:
             "context_overflow": self.context_overflow, "finish_reason": self.finish_reason,
             "content_filtered": self.content_filtered,
             "served_model": self.served_model, "served_other_model": self.served_other_model,
-            "non_reference": self.non_reference,
+            "non_reference": self.non_reference, "served_unnamed": self.served_unnamed,
+            "isolation_unrecorded": self.isolation_unrecorded,
         }
         for k in ("n_pred", "n_gt", "n_matched", "n_matched_strict", *METRICS, "format_error"):
             row[k] = rec.get(k) if self.status == STATUS_SCORED else None
@@ -226,6 +244,9 @@ def recorded_tolerance(run: dict[str, Any]) -> float | None:
             v = place.get(key)
             if v is None:
                 continue
+            if isinstance(v, (int, float)) and not isinstance(v, bool):  # 10**400: no float holds it
+                f = safe_io.finite_number(v)
+                return float("nan") if f is None else f
             try:
                 return float(v)
             except (TypeError, ValueError):
@@ -312,8 +333,10 @@ class CellSource(abc.ABC):
 
     #: the folder of the cell's run record: a Protocol A request is rebuilt from it
     record_dir: Path
-    #: where the cell's condition files are (a custom condition is found there)
+    #: where the cell's condition files are (a custom condition is found there), and the run's reader of
+    #: them (each file read once per run, bounded, never through a link)
     conditions_dir: Path | None = None
+    conditions: ConditionFiles | None = None
     #: the folder of the cell's earlier attempts (None: attempts are not folders of the source)
     attempts_dir: Path | None = None
     #: the answer file and how a message names it
@@ -378,16 +401,26 @@ class CellSource(abc.ABC):
     def answer_sha256(self) -> Any:
         """The SHA-256 the cell's record names for its answer (None: it names none)."""
 
+    def record_gaps(self, cell: Cell) -> str:
+        """The integrity error of a run record without a digest its runner always writes ('' when it
+        holds them all, or when the source has no toolkit record to ask)."""
+        return ""
+
     def after_judging(self, judge_mod, cell: Cell, tolerance: float) -> None:
         """What the source adds to a judged cell."""
 
 
 class CellFolder(CellSource):
-    """A native cell folder `<out>/<game>/<case_id>/` (video_arena/core/results.py)."""
+    """A native cell folder `<out>/<game>/<case_id>/` (video_arena/core/results.py).  `runner_records`
+    False: the caller wrote the cells' answers directly (the baselines' oracle, nop and grid ceiling):
+    their records name the answer's digest, no runner's other digests (R.missing_digests)."""
 
-    def __init__(self, cell_dir: Path, conditions_dir: Path | None = None):
+    def __init__(self, cell_dir: Path, conditions_dir: Path | None = None, conditions: ConditionFiles | None = None,
+                 runner_records: bool = True):
         self.record_dir = self.attempts_dir = self.cell_dir = Path(cell_dir)
         self.conditions_dir = conditions_dir
+        self.conditions = conditions
+        self.runner_records = runner_records
         self.answer_path = self.cell_dir / R.ANSWER_FILE
         self.status: R.CellStatus | None = None
         self.record: R.RunRecord | None = None
@@ -396,6 +429,12 @@ class CellFolder(CellSource):
         return Cell(game=game, case_id=case_id, status=STATUS_MISSING)
 
     def read(self, cell: Cell) -> bool:
+        if os.path.islink(self.cell_dir):  # never followed: a link could lend the cell another run's folder
+            cell.no_run_record = True
+            mark_corrupt(cell, f"INTEGRITY: the cell folder {cell.game}/{cell.case_id} is a symbolic link (to "
+                               f"{os.readlink(self.cell_dir)[:200]!r}): a cell is read only from a real folder of "
+                               f"its results folder; not scored, never missing")
+            return False
         st = self.status = R.cell_status(self.cell_dir)
         rec = self.record = st.record
         if rec is None:  # no folder, no run.json, or one that is not a record
@@ -440,12 +479,17 @@ class CellFolder(CellSource):
     def answer_sha256(self) -> Any:
         return self.record.answer_sha256
 
+    def record_gaps(self, cell: Cell) -> str:
+        return R.digests_problem(self.record, R.RUN_FILE, runner=self.runner_records)
+
 
 def score_cell(judge_mod, source: CellSource, game: str, case_id: str, gt: dict[str, Any] | None,
                gt_error: str, tolerance: float, digests: InstructionDigests | None = None,
                verifier: Callable[[Path], tuple[bool, str]] | None = None, exclude_flagged: bool = False) -> Cell:
     """One cell's status and judge record, from a native cell folder or a Harbor trial (`CellSource`):
-    the same steps in the same order for both; never raises on anything the source holds."""
+    the same steps in the same order for both; never raises on anything the source holds.  The cell's
+    integrity comes first (`check_integrity`): what the record says the run left must be there, whatever
+    a later gate (the tolerance, the request's verification, the audit) would find."""
     cell = source.new_cell(game, case_id)
     if not source.read(cell):
         return cell
@@ -456,7 +500,7 @@ def score_cell(judge_mod, source: CellSource, game: str, case_id: str, gt: dict[
         return cell
     rec = source.run_record(cell)
     if rec is not None:
-        CV.read_run_caveats(cell, rec, source.conditions_dir)
+        CV.read_run_caveats(cell, rec, source.conditions_dir, source.conditions)
         CV.read_run_conduct(cell, rec.protocol_b)
         read_attempts(cell, rec, source.attempts_dir)
     source.read_own_caveats(cell)
@@ -470,6 +514,9 @@ def score_cell(judge_mod, source: CellSource, game: str, case_id: str, gt: dict[
             cell.instruction_current = current == cell.instruction_sha256
             if not cell.instruction_current:
                 cell.warnings.append("instruction_sha256 differs from the tasks tree's instruction")
+    data = check_integrity(cell, source)
+    if cell.status == STATUS_CORRUPT:
+        return cell
     tol = source.recorded_tolerance()
     cell.run_tolerance_s = tol
     if tol is not None and not (math.isfinite(tol) and abs(tol - tolerance) < 1e-9):
@@ -488,14 +535,6 @@ def score_cell(judge_mod, source: CellSource, game: str, case_id: str, gt: dict[
         score_overflow(judge_mod, cell, gt, tolerance)
         return cell
     source.before_judging(cell)
-    if cell.answer_state not in NO_ANSWER_STATES and not is_present(source.answer_path):
-        if source.says_answer_left(cell):
-            # The run finished and says it left an answer: a vanished answer is not a missing cell (that
-            # would shrink the denominator), it is an integrity error naming the cell.
-            cell.answer_check = "absent"
-            mark_corrupt(cell, source.vanished_answer(cell))
-            return cell
-        cell.answer_state = source.absent_answer_state
     if cell.answer_state in NO_ANSWER_STATES:
         # Ran, left no answer: 0.0 in the mean.  The state decides (seed 000): a never_wrote file
         # is the seed by definition, whatever bytes a later tool may have put there.
@@ -505,13 +544,37 @@ def score_cell(judge_mod, source: CellSource, game: str, case_id: str, gt: dict[
         cell.reason = source.no_answer_reason(cell.answer_state)
         cell.record = judge_mod.judge(gt, None, tolerance=tolerance)
     else:
-        data = read_answer(cell, source.answer_path, source.answer_sha256(), source.answer_label)
-        if cell.status == STATUS_CORRUPT:
-            cell.warnings.append(cell.reason)
-            return cell
         judge_answer(judge_mod, cell, gt, data, tolerance)
     source.after_judging(judge_mod, cell, tolerance)
     return cell
+
+
+def check_integrity(cell: Cell, source: CellSource) -> bytes | None:
+    """What a cell that ran must hold before any other gate: its record every digest its runner writes,
+    the answer the record says the run left, with the bytes the record names.  Returns the answer's bytes
+    to judge (None: no answer to judge, or the cell is now corrupt, its status and reason set)."""
+    gaps = source.record_gaps(cell)
+    if gaps:
+        cell.record_incomplete = True
+        mark_corrupt(cell, gaps)
+        return None
+    if cell.context_overflow:
+        return None  # no reply, so no answer: scored 0.0 by the one rule (score_overflow)
+    if cell.answer_state not in NO_ANSWER_STATES and not is_present(source.answer_path):
+        if source.says_answer_left(cell):
+            # The run finished and says it left an answer: a vanished answer is not a missing cell (that
+            # would shrink the denominator), it is an integrity error naming the cell.
+            cell.answer_check = "absent"
+            mark_corrupt(cell, source.vanished_answer(cell))
+            return None
+        cell.answer_state = source.absent_answer_state
+    if cell.answer_state in NO_ANSWER_STATES:
+        return None
+    data = read_answer(cell, source.answer_path, source.answer_sha256(), source.answer_label)
+    if cell.status == STATUS_CORRUPT:
+        cell.warnings.append(cell.reason)
+        return None
+    return data
 
 
 def read_attempts(cell: Cell, rec: R.RunRecord, cell_dir: Path | None) -> None:
@@ -625,6 +688,8 @@ def passes_gates(cell, verifier, cell_dir, gt, gt_error) -> bool:
     return True
 
 
-def load_verifier(tasks_root: Path) -> Callable[[Path], tuple[bool, str]]:
-    """video_arena/core/provenance.py's verify_cell bound to a tasks root."""
-    return lambda cell_dir: provenance.verify_cell(cell_dir, tasks_root)
+def load_verifier(tasks_root: Path, conditions: ConditionFiles | None = None) -> Callable[[Path], tuple[bool, str]]:
+    """video_arena/core/provenance.py's verify_cell bound to a tasks root and to the run's condition files
+    (`conditions`: each copy read once per run; a new reader when None)."""
+    files = conditions if conditions is not None else ConditionFiles()
+    return lambda cell_dir: provenance.verify_cell(cell_dir, tasks_root, files)

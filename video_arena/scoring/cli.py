@@ -148,7 +148,7 @@ def format_caveats(s: SS.SystemScore) -> list[str]:
     clean measurement (docs/SCORING.md, "Caveats")."""
     hdr = (f"  {'caveats':<11} {'scored':>7} {'0-row':>5} {'degraded':>8} {'truncated':>9} {'multi-block':>11} "
            f"{'audit':>5} {'redrawn':>7} {'turns>cap':>9} {'no-iso':>6} {'allow':>5} {'preflight':>9} "
-           f"{'filtered':>8} {'served':>6} {'non-ref':>7} {'recall ceil':>11}  reasoning effort")
+           f"{'filtered':>8} {'served':>6} {'non-ref':>7} {'served?':>7} {'iso?':>4} {'recall ceil':>11}  reasoning effort")
     out = [hdr, "  " + "-" * (len(hdr) - 2)]
     for g, cv in caveat_rows(s):
         scored = f"{cv['n_scored']}/{cv['n_cases']}"
@@ -156,7 +156,7 @@ def format_caveats(s: SS.SystemScore) -> list[str]:
                    f"{cv['degraded']:>8} {cv['truncated']:>9} {cv['multi_block']:>11} {cv['audit_flagged']:>5} "
                    f"{cv['redrawn']:>7} {cv['over_turns']:>9} {cv['no_isolation']:>6} {cv['allow_paths']:>5} "
                    f"{cv['preflight_warned']:>9} {cv['content_filtered']:>8} {cv['served_other_model']:>6} "
-                   f"{cv['non_reference']:>7} "
+                   f"{cv['non_reference']:>7} {cv['served_unnamed']:>7} {cv['isolation_unrecorded']:>4} "
                    f"{_f(cv['t1_recall_ceiling_mean']):>11}  {_tally_str(cv[REASONING_EFFORT])}")
     out.append("  caveats count scored cells: degraded = run.json degraded/degradations, jpeg_q raised or fewer "
                "stills than the grid; truncated = protocol_complete false; multi-block = n_json_blocks > 1; "
@@ -166,7 +166,10 @@ def format_caveats(s: SS.SystemScore) -> list[str]:
                "--allow-path given; preflight = the preflight warned; filtered = the reply ended on a content filter "
                "(finish_reason content_filter; scored as the reply it is); served = the reply names another model "
                "than the requested one (run.json served_model); non-ref = a condition file that is none of the "
-               "versioned ones (not the benchmark's condition); recall ceil = mean t1_recall_ceiling")
+               "versioned ones (not the benchmark's condition); served? = a Protocol A reply that names no model "
+               "(served_model null, or a record older than it): nothing says the requested model answered; iso? = a "
+               "Protocol B record that names no isolation mode (isolation null, absent or unknown): neither "
+               "isolated nor known not to be; recall ceil = mean t1_recall_ceiling")
     return out
 
 
@@ -229,7 +232,8 @@ CELL_FIELDS = ["system", "game", "case_id", "status", "reason", "protocol", "mod
                "multi_block", "context_overflow", "finish_reason", "content_filtered", "audit_verdict", "audit_flagged", "t1_recall_ceiling", "frames_used", "turns_used",
                "condition_sha256", "grid", "transport", "run_tolerance_s", "instruction_current", "toolkit",
                "run_attempt", "n_redraws", "max_turns", "over_turns", "isolation", "n_allow_paths", "preflight",
-               "preflight_warnings", "served_model", "served_other_model", "non_reference", "warnings"]
+               "preflight_warnings", "served_model", "served_other_model", "non_reference", "served_unnamed",
+               "isolation_unrecorded", "warnings"]
 
 
 def build_parser() -> argparse.ArgumentParser:

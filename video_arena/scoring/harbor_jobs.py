@@ -10,6 +10,7 @@ the steps of a native cell, and the cells go through the scorer's own aggregatio
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from video_arena.core import condition_fields as CF
 from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core import tasks as T
-from video_arena.core.condition import CONDITIONS_SUBDIR
+from video_arena.core.condition import CONDITIONS_SUBDIR, ConditionFiles
 from video_arena.harbor_api import trials as TR
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import cells as SC
@@ -39,6 +40,9 @@ REWARD_KEYS = SC.METRICS  # the judge's REWARD_KEYS
 REWARD_ATOL = 1e-9
 ANSWER_ARTIFACT = TR.ANSWER_ARTIFACT
 HARBOR_CELL_FIELDS = ["trial", "attempt", "exception_type", "harbor_reward", "reward_mismatch", "audit_source"]
+#: The most attempts per task a job's config.json may name (`n_attempts`, Harbor's -k): a larger or
+#: non-integer one is read as not recorded (1), with a warning.
+MAX_ATTEMPTS = 1000
 
 
 # --------------------------------------------------------------------------------------------------
@@ -96,16 +100,17 @@ class HarborCell(SC.Cell):
     def to_row(self) -> dict[str, Any]:
         row = super().to_row()
         row.update(trial=self.trial, attempt=self.attempt, exception_type=self.exception_type,
-                   harbor_reward=(self.harbor_rewards or {}).get(SC.REWARD),
+                   harbor_reward=(_finite_or_repr(self.harbor_rewards) or {}).get(SC.REWARD),
                    reward_mismatch=self.reward_mismatch, audit_source=self.audit_source)
         return row
 
 
 def _finite_or_repr(d: dict[str, Any] | None) -> dict[str, Any] | None:
-    """JSON-safe copy (a hand-edited result.json may hold NaN)."""
+    """JSON-safe copy (a hand-edited result.json may hold NaN, or an integer of 401 digits), each value
+    cut to 80 characters when it is not a finite number."""
     if d is None:
         return None
-    return {k: (v if isinstance(v, (int, float)) and math.isfinite(float(v)) else repr(v)) for k, v in d.items()}
+    return {str(k)[:80]: (v if safe_io.finite_number(v) is not None else repr(v)[:80]) for k, v in d.items()}
 
 
 def reward_mismatch(harbor: dict[str, Any], rejudged: dict[str, float]) -> str:
@@ -117,11 +122,9 @@ def reward_mismatch(harbor: dict[str, Any], rejudged: dict[str, float]) -> str:
     for k in REWARD_KEYS:
         if k not in harbor:
             continue
-        v = harbor[k]
-        ok = (not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(float(v))
-              and abs(float(v) - float(rejudged[k])) <= REWARD_ATOL)
-        if not ok:
-            diffs.append(f"{k} Harbor {v!r} vs judge {rejudged[k]:.6g}")
+        v = safe_io.finite_number(harbor[k])  # a 401-digit integer or NaN differs, never an OverflowError
+        if v is None or abs(v - float(rejudged[k])) > REWARD_ATOL:
+            diffs.append(f"{k} Harbor {repr(harbor[k])[:40]} vs judge {rejudged[k]:.6g}")
     return "; ".join(diffs)
 
 
@@ -133,11 +136,14 @@ class TrialCell(SC.CellSource):
 
     absent_answer_state = "no_artifact"
 
-    def __init__(self, trial: Trial):
+    def __init__(self, trial: Trial, conditions: ConditionFiles | None = None):
         self.trial = trial
         self.record_dir = trial.agent_dir
         self.conditions_dir = trial.agent_dir / CONDITIONS_SUBDIR
-        self.answer_path = trial.answer_path
+        self.conditions = conditions
+        # The artifact is read only through real folders of the trial: when `artifacts/` or `app/` is a
+        # link, the link itself is what is read (a read that never follows it: unreadable, no answer).
+        self.answer_path = safe_io.link_below(trial.dir, trial.answer_path) or trial.answer_path
         self.answer_label = f"trial {trial.dir.name}: answer artifact"
         self.agent_record: R.RunRecord | None = None
 
@@ -184,7 +190,8 @@ class TrialCell(SC.CellSource):
             a = CV.audit_harbor_agent(trial.agent_dir)
             cell.audit_verdict, cell.turns_used, cell.audit_source = a["verdict"], a["turns_used"], a["source"]
             # the agent's own cap (--ak)
-            CV.read_run_conduct(cell, R.ProtocolBRecord(max_turns=trial.agent_kwargs().get("max_turns")))
+            CV.read_run_conduct(cell, R.ProtocolBRecord(max_turns=trial.agent_kwargs().get("max_turns")),
+                                runner_record=False)
             if not cell.effort_recorded and a["efforts"]:
                 cell.reasoning_effort, cell.effort_recorded = ",".join(sorted(a["efforts"])), True
 
@@ -220,7 +227,7 @@ class TrialCell(SC.CellSource):
         return True
 
     def rebuildable(self) -> bool:
-        return self.trial.agent_dir.is_dir()
+        return safe_io.real_dir(self.trial.dir, self.trial.agent_dir) is not None
 
     def before_judging(self, cell: HarborCell) -> None:
         if self.trial.judge_error:
@@ -243,6 +250,12 @@ class TrialCell(SC.CellSource):
     def answer_sha256(self) -> Any:
         return self.agent_record.answer_sha256 if self.agent_record is not None else None
 
+    def record_gaps(self, cell: HarborCell) -> str:
+        # the Protocol A agent's agent/run.json is run-a's record (protocol_a/cell.py); any other agent's
+        # trial has no toolkit record, and Harbor's own files are read as Harbor writes them
+        rec = self.agent_record
+        return R.digests_problem(rec, f"trial {self.trial.dir.name}: agent/{R.RUN_FILE}") if rec is not None else ""
+
     def after_judging(self, judge_mod, cell: HarborCell, tolerance: float) -> None:
         if cell.exception_type:
             cell.reason = f"{cell.exception_type}: scored on what the agent left"
@@ -262,10 +275,7 @@ def _job_facts(job: Path, cfg: dict[str, Any]) -> dict[str, Any]:
     budget = {k: cfg.get(k) for k in ("timeout_multiplier", "agent_timeout_multiplier",
                                       "agent_setup_timeout_multiplier", "verifier_timeout_multiplier")
               if cfg.get(k) not in (None, 1, 1.0)}
-    try:
-        n_attempts = max(1, int(cfg.get("n_attempts") or 1))
-    except (TypeError, ValueError):
-        n_attempts = 1
+    n_attempts = safe_io.whole_number(cfg.get("n_attempts"), 1, MAX_ATTEMPTS) or 1
     return {"job": str(cfg.get("job_name") or job.name), "agents": agents, "n_attempts": n_attempts,
             "changed_budget": budget,
             "verifier_disabled": bool((cfg.get("verifier") or {}).get("disable"))
@@ -290,11 +300,21 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
         raise SC.ScoringInputError(f"tolerance must be a finite number >= 0, not {tolerance!r}")
     if n_boot < 0:
         raise SC.ScoringInputError("--bootstrap must be >= 0")
-    facts = _job_facts(job, TR.read_job_config(job))
+    links = TR.linked_entries(job)
+    if links:
+        raise SC.ScoringInputError(
+            f"{links[0]} is a symbolic link (to {os.readlink(links[0])[:200]!r}): a Harbor job's trial folders are "
+            f"real folders, and no link in a job is followed")
+    cfg = TR.read_job_config(job)
+    facts = _job_facts(job, cfg)
     J = judge_mod or load_judge()
-    verifier = SC.load_verifier(root) if verify_requests else None
+    conditions = ConditionFiles()
+    verifier = SC.load_verifier(root, conditions) if verify_requests else None
     gt_check = SC.GroundTruthCheck(root)
     warnings: list[str] = []
+    if cfg.get("n_attempts") is not None and safe_io.whole_number(cfg["n_attempts"], 1, MAX_ATTEMPTS) is None:
+        warnings.append(f"config.json n_attempts {repr(cfg['n_attempts'])[:40]} is not an integer from 1 to "
+                        f"{MAX_ATTEMPTS}: read as not recorded (1 attempt per task)")
 
     case_lists: dict[str, list[str]] = {}
     no_case_games = []
@@ -346,8 +366,8 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
                 if len(trials) > k:
                     warnings.append(f"{game}/{case_id}: {len(trials)} trials for {k} attempt(s) per task; all scored")
                 for i, t in enumerate(trials, 1):
-                    c = SC.score_cell(J, TrialCell(t), game, case_id, gt, gt_error, float(tolerance), None, verifier,
-                                      exclude_flagged)
+                    c = SC.score_cell(J, TrialCell(t, conditions), game, case_id, gt, gt_error, float(tolerance), None,
+                                      verifier, exclude_flagged)
                     if corrupt and c.reason.startswith("ground truth unusable"):
                         SC.mark_gt_corrupt(c, gt_error)
                     c.attempt = i

@@ -42,7 +42,7 @@ CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cell
               T2_MACRO_ACC, "n_t2", T3_MACRO_ACC, "n_t3", "t2_zero_filled", "t3_zero_filled",
               "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
               "allow_paths", "preflight_warned", "content_filtered", "served_other_model", "non_reference",
-              "t1_recall_ceiling_mean", REASONING_EFFORT,
+              "served_unnamed", "isolation_unrecorded", "t1_recall_ceiling_mean", REASONING_EFFORT,
               "in_overall", "table_diagnostic", "mixed"]
 
 

@@ -57,22 +57,24 @@ def _results_table(s: SS.SystemScore) -> list[str]:
 def _caveat_table(s: SS.SystemScore) -> list[str]:
     rows = ["| game | scored / cases | 0-row | missing | excluded | context overflow (0.0) | degraded | truncated "
             "| multi-block | content-filtered | audit not clean | served another model | non-reference condition "
-            "| mean recall ceiling | reasoning effort |",
-            "|" + "---|" * 15]
+            "| served model not named | isolation not recorded | mean recall ceiling | reasoning effort |",
+            "|" + "---|" * 17]
     for g, gs in s.games.items():
         cv = gs.caveats()
         rows.append(f"| {g} | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {gs.counts[SC.STATUS_MISSING]} "
                     f"| {gs.counts['excluded']} | {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} "
                     f"| {cv['multi_block']} | {cv['content_filtered']} | {cv['audit_flagged']} "
-                    f"| {cv['served_other_model']} | {cv['non_reference']} "
-                    f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv[REASONING_EFFORT]))} |")
+                    f"| {cv['served_other_model']} | {cv['non_reference']} | {cv['served_unnamed']} "
+                    f"| {cv['isolation_unrecorded']} | {_f(cv['t1_recall_ceiling_mean'])} "
+                    f"| {_esc(_tally(cv[REASONING_EFFORT]))} |")
     cv = s.caveats()
     miss = sum(gs.counts[SC.STATUS_MISSING] for gs in s.games.values())
     excl = sum(gs.counts["excluded"] for gs in s.games.values())
     rows.append(f"| **overall** | {cv['n_scored']}/{cv['n_cases']} | {cv['zero_rows']} | {miss} | {excl} "
                 f"| {cv['context_overflow']} | {cv['degraded']} | {cv['truncated']} | {cv['multi_block']} "
                 f"| {cv['content_filtered']} | {cv['audit_flagged']} | {cv['served_other_model']} | {cv['non_reference']} "
-                f"| {_f(cv['t1_recall_ceiling_mean'])} | {_esc(_tally(cv[REASONING_EFFORT]))} |")
+                f"| {cv['served_unnamed']} | {cv['isolation_unrecorded']} | {_f(cv['t1_recall_ceiling_mean'])} "
+                f"| {_esc(_tally(cv[REASONING_EFFORT]))} |")
     return rows
 
 
@@ -166,7 +168,10 @@ def markdown_report(systems: list[SS.SystemScore], comparison: dict[str, Any] | 
             "as 0.0 (Harbor's reward.json). Missing cells (the run never happened: a failure on the harness's side) "
             "are in no mean; 0-row cells (the run left no answer) score 0.0; a context overflow (the request did "
             "not fit the model's context after any degrade the condition allows) scores 0.0 on every metric. "
-            "Content-filtered: the reply ended on the provider's content filter (scored as the reply it is). Degraded: the run fell back from the declared grid (JPEG "
+            "Content-filtered: the reply ended on the provider's content filter (scored as the reply it is). Served model "
+            "not named: a Protocol A reply that names no model, so nothing says the requested model answered. Isolation "
+            "not recorded: a Protocol B record that names no isolation mode (neither isolated nor known not to be). "
+            "Degraded: the run fell back from the declared grid (JPEG "
             "quality raised, fewer stills); truncated: the reply hit the output cap; multi-block: the reply held "
             "several answer objects (the one with the most rows was scored); audit not clean: the egress audit "
             "flagged or could not check the agent's transcript. The overall is the unweighted mean of the game "

@@ -7,12 +7,13 @@ video_arena/scoring/harbor_jobs.py.  The rules are written once, in docs/SCORING
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
-from video_arena import paths
+from video_arena import paths, safe_io
 from video_arena.core import results as R
 from video_arena.core import tasks as T
-from video_arena.core.condition import CONDITIONS_SUBDIR
+from video_arena.core.condition import CONDITIONS_SUBDIR, ConditionFiles
 from video_arena.scoring.cells import (BENCHMARK_TOLERANCE_S, STATUS_MISSING, CellFolder, GroundTruthCheck,
                                        ScoringInputError, InstructionDigests, load_verifier, mark_gt_corrupt,
                                        score_cell)
@@ -20,7 +21,18 @@ from video_arena.scoring.statistics import GameScore, SystemScore, aggregate_gam
 
 
 def _visible_dirs(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    """The real sub-folders of a results or game folder that are not hidden ('.', '_'); never a link."""
+    return [p for p in safe_io.entries(folder)[0] if not p.name.startswith("_")]
+
+
+def _refuse_links(folder: Path, names) -> None:
+    """A link in a results folder where the scorer reads (a game folder, `_conditions`) refuses it: every
+    folder below the one the user named must be a real folder, reached through no link."""
+    for link in safe_io.entries(folder)[1]:
+        if link.name in names:
+            raise ScoringInputError(f"{link} is a symbolic link (to {os.readlink(link)[:200]!r}): a results folder's "
+                                    f"game folders and {CONDITIONS_SUBDIR}/ are real folders, and no link in it "
+                                    f"is followed")
 
 
 def inspect_results(results: Path, tasks_root: Path) -> dict[str, list[str]]:
@@ -30,6 +42,7 @@ def inspect_results(results: Path, tasks_root: Path) -> dict[str, list[str]]:
     if not results.is_dir():
         raise ScoringInputError(f"results folder {results} is not a directory")
     known = T.list_games(tasks_root)
+    _refuse_links(results, {*known, CONDITIONS_SUBDIR})
     subdirs = _visible_dirs(results)
     unknown = [d.name for d in subdirs if d.name not in known]
     if len(unknown) == len(subdirs):  # nothing in it is a game folder
@@ -47,15 +60,17 @@ def inspect_results(results: Path, tasks_root: Path) -> dict[str, list[str]]:
         raise ScoringInputError(
             f"{results}: unknown game folder(s) {', '.join(unknown)}: not games of the tasks tree "
             f"{tasks_root} ({', '.join(known)}); pass the tasks tree the run used with --tasks-root")
-    return {d.name: [c.name for c in _visible_dirs(d)] for d in subdirs}
+    return {d.name: [c.name for c in _visible_dirs(d)] + [c.name for c in safe_io.entries(d)[1]] for d in subdirs}
 
 
 def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
                   tolerance: float = BENCHMARK_TOLERANCE_S, n_boot: int = 2000, seed: int = 0,
                   verify_requests: bool = True, judge_mod=None, progress: bool | None = None,
-                  label: str | None = None, exclude_flagged: bool = False) -> SystemScore:
+                  label: str | None = None, exclude_flagged: bool = False, runner_records: bool = True) -> SystemScore:
     """Score every cell of a results folder against a tasks tree.  Raises ScoringInputError only for
-    inputs that cannot be scored at all; a bad cell is reported on the cell and never stops the run."""
+    inputs that cannot be scored at all; a bad cell is reported on the cell and never stops the run.
+    `runner_records` False: the caller wrote the answers directly (the baselines' oracle, nop and grid
+    ceiling): their records are asked for the answer's digest only, not for run-a's or run-b's others."""
     from video_arena.core.judge_loader import load_judge
 
     results = Path(results).expanduser()
@@ -70,7 +85,8 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
     layout = inspect_results(results, root)
     J = judge_mod or load_judge()
     gt_check = GroundTruthCheck(root)
-    verifier = load_verifier(root) if verify_requests else None
+    conditions = ConditionFiles()  # one reader per run: each condition file read once
+    verifier = load_verifier(root, conditions) if verify_requests else None
     digests = InstructionDigests(root)
     warnings: list[str] = []
 
@@ -106,8 +122,9 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
                 cell_dir = R.cell_dir(results, game, case_id)
                 if cell_dir.is_dir():  # a GT is only needed (and only reported) for a cell that exists
                     gt, gt_error, corrupt = gt_check.load(J, game, case_id)
-                cell = score_cell(J, CellFolder(cell_dir, results / CONDITIONS_SUBDIR), game, case_id, gt, gt_error,
-                                  float(tolerance), digests, verifier, exclude_flagged)
+                source = CellFolder(cell_dir, results / CONDITIONS_SUBDIR, conditions, runner_records)
+                cell = score_cell(J, source, game, case_id, gt, gt_error, float(tolerance), digests, verifier,
+                                  exclude_flagged)
                 if corrupt and cell.reason.startswith("ground truth unusable"):
                     mark_gt_corrupt(cell, gt_error)
                 if cell.warnings:

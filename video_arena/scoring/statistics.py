@@ -417,8 +417,10 @@ def compare(a: SystemScore, b: SystemScore, allow_mixed: bool = False) -> dict[s
 def mixing_cells(system: "SystemScore") -> list[Cell]:
     """The cells a mixing check looks at: every cell that ran and reached the judge's gates (scored,
     excluded or corrupt), not the missing ones (they add nothing to a number), nor a corrupt one without a
-    run record (it records no condition)."""
-    return [c for c in system.cells() if c.status != STATUS_MISSING and not c.no_run_record]
+    run record (it records no condition) or whose record lacks a digest its runner writes (nothing it
+    records is trusted: its integrity error is what is reported)."""
+    return [c for c in system.cells() if c.status != STATUS_MISSING and not c.no_run_record
+            and not c.record_incomplete]
 
 
 def finish_system(system: "SystemScore", gt_check: "GroundTruthCheck | None" = None) -> None:

@@ -28,6 +28,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MultipleLocator  # noqa: E402
 
+from video_arena.safe_io import finite_number  # noqa: E402
+
 GT_MATCHED = "#2e7d32"
 GT_MISSED = "#c62828"
 PRED_RIGHT = "#2e7d32"
@@ -74,11 +76,11 @@ def _raw_rows(answer_bytes: bytes | None) -> list[dict[str, Any]]:
         return []
     out = []
     for r in rows if isinstance(rows, list) else []:
-        if isinstance(r, dict) and isinstance(r.get("t"), (int, float)) and not isinstance(r.get("t"), bool):
-            t = float(r["t"])
-            if math.isfinite(t):
-                out.append({k: (str(r.get(k, "")).strip().lower()) for k in ("type", "actor", "where", "delta", "state")}
-                           | {"t": t})
+        # a time no float holds (an integer of 401 digits), or not finite, is no row to draw
+        t = finite_number(r.get("t")) if isinstance(r, dict) else None
+        if t is not None:
+            out.append({k: (str(r.get(k, "")).strip().lower()) for k in ("type", "actor", "where", "delta", "state")}
+                       | {"t": t})
     return out[:20000]
 
 
@@ -284,8 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     if not a.output.lower().endswith(".png"):
         print(f"video-arena timeline: -o must name a .png file, not {a.output!r}", file=sys.stderr)
         return 2
-    if a.window and not (0 <= a.window[0] < a.window[1]):
-        print("video-arena timeline: --window needs 0 <= START < END", file=sys.stderr)
+    if a.window and not (0 <= a.window[0] < a.window[1] < math.inf):
+        print("video-arena timeline: --window needs 0 <= START < END, both finite", file=sys.stderr)
+        return 2
+    if finite_number(a.tolerance, 0.0) is None or (a.neutral is not None and finite_number(a.neutral) is None):
+        print("video-arena timeline: --tolerance must be a finite number >= 0 and --neutral a finite number",
+              file=sys.stderr)
         return 2
     from video_arena.core.judge_loader import JudgeUnavailable, load_judge
     try:
