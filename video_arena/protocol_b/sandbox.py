@@ -23,15 +23,23 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from video_arena import paths
+from video_arena.safe_io import TreeRemoval, remove_tree, restore_owner_access
 from video_arena.core.prompts import SANDBOX_FILES
 from video_arena.core.instruction import text_digest
 
 CONTAINER_PREFIX = "va-b-"
+#: seconds a sandbox's clean-up may take before what is left is recorded as left (a tree something keeps
+#: filling; a million files on a slow disk take a few minutes)
+CLEANUP_BUDGET_S = 900.0
+#: The files whose access time says the agent read them (relatime, the Linux default, records the first
+#: read after a write): the runner itself reads only answer.json.
+READ_EVIDENCE = ("match.mp4", "instruction.md")
 CELL_MARKER_ENV = "VIDEO_ARENA_B_CELL"
 #: Variables never passed to the agent: they name the tasks tree (ground truth) or the media root.
 SCRUBBED_VARS = (paths.TASKS_ROOT_ENV, paths.MEDIA_ROOT_ENV, "PWD", "OLDPWD")
@@ -111,8 +119,31 @@ class Sandbox:
     def answer_path(self) -> Path:
         return self.path / "answer.json"
 
-    def remove(self) -> None:
-        shutil.rmtree(self.container, ignore_errors=True)
+    def remove(self, time_budget_s: float = CLEANUP_BUDGET_S) -> TreeRemoval:
+        """Remove the container and whatever the agent left in it (safe_io.remove_tree: never recursive,
+        never through a link, nothing outside it touched); never raises: what is left is in the result."""
+        return remove_tree(self.container, time_budget_s)
+
+    def restore_access(self) -> list[str]:
+        """Once the agent is gone: the runner's access to the sandbox folder and answer.json back (an agent
+        may leave them mode 000; safe_io.restore_owner_access: never through a link, the answer's mode
+        only when it has a single link).  What was changed."""
+        return restore_owner_access(self.answer_path)
+
+    def state(self) -> dict[str, tuple | None]:
+        """What `touched` compares: lstat of the sandbox folder and of its three files (no link followed,
+        nothing listed or read: four system calls whatever the agent left)."""
+        out: dict[str, tuple | None] = {}
+        for name in ("", *SANDBOX_FILES):
+            try:
+                st = os.lstat(self.path / name if name else self.path)
+            except OSError:
+                out[name] = None
+                continue
+            out[name] = ((st.st_ino, st.st_mode, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns,
+                          None if stat.S_ISDIR(st.st_mode) else st.st_size),
+                         st.st_atime_ns if name in READ_EVIDENCE else None)
+        return out
 
 
 def create_sandbox(base: Path, *, media: Path, instruction_text: str, seed_bytes: bytes,
@@ -152,7 +183,7 @@ def create_sandbox(base: Path, *, media: Path, instruction_text: str, seed_bytes
                        instruction_sha256=text_digest(instruction_text),
                        prompt_sha256=text_digest(prompt), seed_bytes=seed_bytes)
     except BaseException:
-        shutil.rmtree(container, ignore_errors=True)
+        remove_tree(container)
         raise
 
 
@@ -190,3 +221,21 @@ def agent_environment(base_env: dict[str, str], forbidden: list[Path], sandbox: 
     env["PWD"] = str(sandbox)
     env[CELL_MARKER_ENV] = marker
     return env, sorted(set(changed) - {"PWD", "OLDPWD"})  # those two are always replaced
+
+
+def touched(before: dict[str, tuple | None], after: dict[str, tuple | None]) -> list[str]:
+    """What the agent did to its sandbox between two `Sandbox.state()`s, as evidence it ran: an entry
+    created, removed or renamed in the sandbox folder or its mode changed ("sandbox folder changed"), one
+    of the three files written, replaced, removed, linked or its mode changed ("answer.json changed"), or
+    match.mp4 / instruction.md read ("instruction.md read": only where the filesystem records access
+    times).  The sandbox folder's own access time is not evidence: an interpreter lists its working
+    directory while it looks for a module, before any of the agent's code runs."""
+    out = []
+    for name, was in before.items():
+        now = after.get(name)
+        label = name or "sandbox folder"
+        if was is None or now is None or was[0] != now[0]:
+            out.append(f"{label} changed")
+        elif was[1] != now[1]:
+            out.append(f"{label} read")
+    return out
