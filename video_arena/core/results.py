@@ -381,6 +381,8 @@ class ProtocolBRecord(ProtocolExtras):
     answer_note: str = UNSET
     turns_used_note: str = UNSET
     sandbox_kept: bool = UNSET
+    sandbox_removed: bool | None = UNSET
+    sandbox_note: str = UNSET
 
 
 @dataclass

@@ -240,6 +240,11 @@ def main(argv: list[str] | None = None) -> int:
                     bar.update(1)
                     continue
                 records.append(rec)
+                if rec is not None and rec.protocol_b.sandbox_removed is False:
+                    left = Path(str(rec.protocol_b.sandbox)).parent
+                    bar.write(f"video-arena run-b: warning: {g}/{c}: its sandbox folder {left} was not fully "
+                              f"removed ({rec.protocol_b.sandbox_note}); the cell is recorded", file=sys.stderr)
+                    counts["sandbox_left"] = counts.get("sandbox_left", 0) + 1
                 label = "interrupted" if rec is None else (
                     rec.stop_reason if rec.stop_reason == "harness_error"
                     else f"{rec.answer_state}")
