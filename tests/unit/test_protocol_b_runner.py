@@ -19,6 +19,7 @@ import pytest
 from video_arena import paths
 from video_arena.core import instruction_for, resolve, text_digest
 from video_arena.games.cli import ANSWER_SEED_BYTES
+from video_arena.core import results as R
 from video_arena.protocol_b import runner
 from video_arena.protocol_b.isolation import namespaces_available
 from video_arena.protocol_b.sandbox import Sandbox
@@ -526,3 +527,20 @@ def test_answer_watch_never_follows_a_symlink(tmp_path: Path) -> None:
     answer.symlink_to(secret)
     w.sample()
     assert [h["state"] for h in w.history] == ["never_wrote", "deleted"] and w.history[-1]["n_rows"] == 0
+
+
+def test_a_cell_that_answered_but_lost_its_record_is_a_redraw_when_run_again(tmp_path: Path) -> None:
+    """What a runner that died between the answer and the record leaves (the clean-up's RecursionError
+    did, issue 36): answer.json and logs, no run.json.  A resume runs the cell again (it has no record),
+    but the earlier attempt answered, so it is counted as one that ran: the new record is a re-draw the
+    scorer's `redrawn` column shows, never a silent one."""
+    cell = tmp_path / "out" / "toy" / CASE
+    (cell / "logs").mkdir(parents=True)
+    (cell / "answer.json").write_text('{"events": []}')
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "1"))
+    rec = record(out)
+    assert rc == 0 and rec["attempt"] == 2 and rec["stop_reason"] == "completed"
+    [earlier] = rec["previous_attempts"]
+    assert earlier["ran"] is True and "its record was lost" in earlier["note"]
+    assert len(R.redraws_of(R.RunRecord.from_doc(rec))) == 1
+    assert (cell / "attempts" / "1" / "answer.json").read_text() == '{"events": []}'
