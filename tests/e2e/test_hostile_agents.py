@@ -348,7 +348,8 @@ def test_what_an_agent_leaves_behind_neither_vetoes_its_cell_nor_reaches_outside
 
 def test_a_clean_up_that_cannot_finish_leaves_a_recorded_cell_and_the_host_untouched(arena, victim) -> None:
     """Without isolation a root agent can bind-mount a host folder into its sandbox (shutil.rmtree then
-    deleted that folder's files through it) and make files immutable.  The runner clears the flags it
+    deleted that folder's files through it, here on a folder whose name is not UTF-8) and make files
+    immutable.  The runner clears the flags it
     may, never enters the mount, records the cell as it answered, says on stderr and in run.json that
     the sandbox was not fully removed (`sandbox_removed` false, `sandbox_note`), and a resume does not
     re-run the cell.  The runner runs in a mount namespace of its own, so the mount dies with it."""
@@ -367,7 +368,9 @@ def test_a_clean_up_that_cannot_finish_leaves_a_recorded_cell_and_the_host_untou
         assert rec["sandbox_removed"] is False and "mount point" in rec["sandbox_note"], rec
         assert tree_state(victim) == before
         sandbox = Path(rec["sandbox"])
-        assert sorted(os.listdir(sandbox)) == ["m"] and os.listdir(sandbox / "m") == []   # the flags cleared
+        mount_point = os.fsdecode(b"m\xff")   # a name that is not UTF-8, in the note, the log and stderr
+        assert sorted(os.listdir(sandbox)) == [mount_point] and os.listdir(sandbox / mount_point) == []
+        assert mount_point in rec["sandbox_note"]
         [warning] = [ln for ln in stderr.splitlines() if "was not fully removed" in ln]
         assert f"toy/{CASE}" in warning and "the cell is recorded" in warning
         again, _, stderr2, _, _ = run_b(arena, "mount", "mount", "--victim", str(victim),

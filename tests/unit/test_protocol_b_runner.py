@@ -260,7 +260,7 @@ def test_a_first_cell_that_failed_after_working_is_scored(tmp_path: Path, what: 
     assert "first cell: exited, exit 1; the agent ran: " in log, log
 
 
-def test_the_record_is_written_before_the_clean_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_record_is_written_before_the_clean_up(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     """A runner stopped during the clean-up (here: the clean-up itself dies) leaves the cell recorded as
     it answered, `sandbox_removed` null: the cell ran, so a resume skips it, never re-drawing it."""
     def dies(self, time_budget_s=0.0):
@@ -270,6 +270,8 @@ def test_the_record_is_written_before_the_clean_up(tmp_path: Path, monkeypatch: 
     rc, out = run_b(tmp_path, agent("writer.py", "--rows", "2"))
     rec = record(out)
     assert rc == 1   # a runner error, said on stderr
+    assert (f"toy/{CASE}: runner error RuntimeError('the runner died during the clean-up') (its run.json was "
+            "written before: the cell is recorded)") in capsys.readouterr().err
     assert (rec["stop_reason"], rec["answer_state"], rec["n_rows"]) == ("completed", "wrote", 2)
     assert rec["sandbox_removed"] is None and rec["answer_sha256"]
     monkeypatch.undo()

@@ -113,7 +113,7 @@ class _Log:
         self.path = path
 
     def __call__(self, msg: str) -> None:
-        with open(self.path, "a", encoding="utf-8") as f:
+        with open(self.path, "a", encoding="utf-8", errors="backslashreplace") as f:  # names the agent chose
             f.write(f"{now_iso()} {msg}\n")
 
 
