@@ -83,11 +83,11 @@ def marker_procs(token: str) -> list[int]:
 
 
 def run_b(arena, name: str, mode: str, *agent_args: str, extra: tuple[str, ...] = (), limit: int = 1,
-          prefix: list[str] = (), token: str = ""):
+          prefix: list[str] = (), token: str = "", out: Path | None = None):
     """Run one hostile mode through the real CLI (after `prefix`, a command the runner runs under; the
     same `token` again: the same command, so a resume); returns (record, out, stderr, peak RSS KiB, token)."""
     token = token or "VA-HOSTILE-" + secrets.token_hex(6)
-    out = arena["base"] / f"out-{name}"
+    out = out or arena["base"] / f"out-{name}"
     py = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
     # The attacker's best case: it knows the case id and where the ground truth lies on the host
     # (the prober is told nothing, so that whatever it prints was found, not given).
@@ -379,3 +379,29 @@ def test_a_clean_up_that_cannot_finish_leaves_a_recorded_cell_and_the_host_untou
         assert score(arena, out)[CASE]["status"] == "scored"
     finally:
         leave_no_tree(arena)
+
+
+def test_an_agent_that_fills_the_disk_it_shares_with_the_results_is_recorded(arena) -> None:
+    """An agent wrote a wrong answer, then filled the disk its sandbox shares with --out (a 16 MiB tmpfs
+    here): the log pump died with a traceback, answer.json and run.json could not be written, the cell
+    was missing and its sandbox kept the disk full.  Now the logs are drained and counted, the sandbox
+    is removed first when the record has no room, and the cell is recorded and scored as it answered."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("needs root to mount a small filesystem")
+    disk = arena["base"] / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)], check=True)
+    try:
+        rec, out, stderr, _, token = run_b(arena, "fill", "fill", out=disk / "out",
+                                           extra=("--sandbox-root", str(disk / "sb")))
+        assert (rec["stop_reason"], rec["answer_state"], rec["n_rows"]) == ("completed", "wrote", 1)
+        # 4 MiB of stdout, far under the 64 MiB cap: what was dropped did not fit on the full disk
+        assert rec["sandbox_removed"] is True and rec["logs_truncated"]["stdout"] > 0
+        assert "Traceback" not in stderr and "runner error" not in stderr
+        assert os.listdir(disk / "sb") == [] and shutil.disk_usage(disk).used < 1 << 20
+        cell = score(arena, out)[CASE]
+        assert cell["status"] == "scored"
+        assert cell["reward"] == judge_directly(arena, out / "toy" / CASE / "answer.json") < 1.0
+        assert marker_procs(token) == []
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)

@@ -113,8 +113,19 @@ class _Log:
         self.path = path
 
     def __call__(self, msg: str) -> None:
-        with open(self.path, "a", encoding="utf-8", errors="backslashreplace") as f:  # names the agent chose
-            f.write(f"{now_iso()} {msg}\n")
+        try:  # best effort: a disk the agent filled must not stop the cell from being recorded
+            with open(self.path, "a", encoding="utf-8", errors="backslashreplace") as f:  # names the agent chose
+                f.write(f"{now_iso()} {msg}\n")
+        except OSError:
+            pass
+
+
+def log_text(path: Path) -> str:
+    """A log the runner wrote (capped), as text; '' when there is none (its disk was full)."""
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
@@ -137,19 +148,32 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     def write() -> R.RunRecord:
         return R.write_run(cdir, {**run.to_doc(), **rec.to_doc()})
 
-    def write_then_clean(sb: Sandbox | None) -> R.RunRecord:
-        """The record first, then the sandbox's removal, then how that went: whatever the agent left
-        behind, its cell is recorded (a clean-up that fails, or a runner stopped during it, leaves the
-        record with `sandbox_removed` false or null, never a missing cell)."""
-        if sb is None or cfg.keep_sandboxes:
+    def write_then_clean(sb: Sandbox | None, answer: bytes | None = None) -> R.RunRecord:
+        """The record (and `answer`, the bytes collected) first, then the sandbox's removal, then how that
+        went: whatever the agent left behind, its cell is recorded (a clean-up that fails, or a runner
+        stopped during it, leaves the record with `sandbox_removed` false or null, never a missing cell).
+        A record that cannot be written (the agent filled the disk its sandbox shares with --out) is
+        written again once the sandbox is gone."""
+        def record() -> R.RunRecord:
+            if answer is not None:
+                R.write_answer(cdir, answer)
             return write()
+
+        if sb is None or cfg.keep_sandboxes:
+            return record()
         rec.sandbox_removed = None
-        written = write()
+        try:
+            written: R.RunRecord | None = record()
+        except OSError as exc:
+            log(f"the record could not be written ({exc}): the sandbox is removed first")
+            written = None
         removal = sb.remove()
         rec.sandbox_removed = removal.removed
         if not removal.removed:
             rec.sandbox_note = removal.note()
             log(f"the sandbox {sb.container} was not removed: {rec.sandbox_note}")
+        if written is None:
+            return record()  # still no room without the sandbox: a runner error, the cell missing
         try:
             return write()
         except OSError as exc:  # the record of the run stands; only the clean-up's outcome is not in it
@@ -225,8 +249,11 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     truncated = {p.key: p.total - p.written for p in pumps if p.total > p.written}
     rec.logs_cap_bytes = cfg.log_cap_bytes
     rec.logs_truncated = truncated or None
-    if truncated:
-        log(f"log cap {cfg.log_cap_bytes} bytes reached: dropped {truncated}")
+    for pump in pumps:
+        if pump.error:
+            log(f"the {pump.key} log could not be written ({pump.error}): the rest of it was dropped")
+        elif pump.key in truncated:
+            log(f"log cap {cfg.log_cap_bytes} bytes reached: dropped {truncated[pump.key]} bytes of {pump.key}")
     if spawn_error:
         return harness_error(spawn_error, sb)
     if kill is not None:
@@ -241,7 +268,7 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     if not started:
         # No start marker: the agent command was never exec'd (bwrap or the shell failed first,
         # or its program is not there).  Missing, re-run next time.
-        err = (logs / LOG_STDERR).read_bytes()[-2000:].decode("utf-8", "replace").strip()
+        err = log_text(logs / LOG_STDERR)[-2000:].strip()
         if nostart:
             why = {"not-found": "command not found", "not-executable": "not executable"}.get(nostart, nostart)
             hint = (" inside the isolation (allow its installation with --allow-path)"
@@ -254,10 +281,9 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     # -- collect (the tree is gone): the sandbox's state, its answer, the transcript -----------------
     evidence = touched(before, sb.state())
     collected = collect_answer(sb.answer_path, sb.seed_bytes)
-    stdout_text = (logs / LOG_STDOUT).read_bytes().decode("utf-8", "replace")
-    turns = turns_reported(stdout_text)
+    turns = turns_reported(log_text(logs / LOG_STDOUT))
     if turns is None:
-        turns = turns_reported((logs / LOG_STDERR).read_bytes().decode("utf-8", "replace"))
+        turns = turns_reported(log_text(logs / LOG_STDERR))
     rec.audit = audit_files({"stdout": logs / LOG_STDOUT, "stderr": logs / LOG_STDERR})
     if turns:
         evidence.append(f"{turns} turn(s) reported")
@@ -291,7 +317,6 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
         run.stop_reason = "completed"
     else:
         run.stop_reason = "agent_error"  # it started (the marker says so): a failure is scored
-    R.write_answer(cdir, collected.export)
     run.n_rows = count_rows(collected.export)
     rec.turns_used = turns
     if turns is None:
@@ -300,4 +325,4 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     rec.sandbox_kept = cfg.keep_sandboxes
     run.finished_at = now_iso()
     log(f"done: {run.stop_reason} {run.answer_state} rows={run.n_rows} audit={rec.audit['verdict']}")
-    return write_then_clean(sb)
+    return write_then_clean(sb, collected.export)
