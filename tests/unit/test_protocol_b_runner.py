@@ -230,25 +230,12 @@ WORKED_THEN_FAILED = {
 }
 
 
-def records_access_times(folder: Path) -> bool:
-    """Whether reading a new file moves its access time here (relatime, strictatime; not noatime)."""
-    probe = folder / ".atime-probe"
-    probe.write_text("x")
-    os.utime(probe, ns=(1, probe.stat().st_mtime_ns))
-    probe.read_text()
-    moved = probe.stat().st_atime_ns != 1
-    probe.unlink()
-    return moved
-
-
 @pytest.mark.parametrize("what", sorted(WORKED_THEN_FAILED))
 def test_a_first_cell_that_failed_after_working_is_scored(tmp_path: Path, what: str) -> None:
     """The other side of the rule: an agent that touched its sandbox (read the instruction, wrote or
     removed a file, rewrote the seed, reported a turn, acted in its transcript) and then failed on the
     run's first cell started: agent_error, scored 0.0, and the run goes on; runner.log says what showed
     it ran."""
-    if what == "read the instruction" and not records_access_times(tmp_path):
-        pytest.skip("this filesystem records no access times: a read leaves no trace here")
     code = WORKED_THEN_FAILED[what] + "; raise SystemExit(1)"
     rc, out = run_b(tmp_path, f"{shlex.quote(sys.executable)} -c {shlex.quote(code)} {{prompt}}", limit=None)
     assert rc == 0
@@ -258,6 +245,8 @@ def test_a_first_cell_that_failed_after_working_is_scored(tmp_path: Path, what: 
         assert "agent_started" not in rec
     log = (out / "toy" / CASE / "logs" / "runner.log").read_text(encoding="utf-8")
     assert "first cell: exited, exit 1; the agent ran: " in log, log
+    if what == "read the instruction":   # seen by inotify, whatever the filesystem records of access times
+        assert "instruction.md opened" in log, log
 
 
 def test_the_record_is_written_before_the_clean_up(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:

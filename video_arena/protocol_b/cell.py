@@ -30,7 +30,7 @@ from video_arena.core.tasks import resolve
 from video_arena.core.audit import audit_files, turns_reported
 from video_arena.protocol_b.isolation import MODE_BWRAP, Isolation
 from video_arena.core.prompts import turn1_prompt
-from video_arena.protocol_b.sandbox import Sandbox, agent_environment, create_sandbox, touched
+from video_arena.protocol_b.sandbox import OpenWatch, Sandbox, agent_environment, create_sandbox, touched
 from video_arena.protocol_b.spawn import (LOG_RUNNER, LOG_STDERR, LOG_STDOUT, START_WRAPPER, LogPump, first_word,
                                           read_start, run_isolated, run_shepherd)
 from video_arena.protocol_b.states import NEVER_WROTE, AnswerWatch, collect_answer, count_rows, sha256
@@ -226,6 +226,7 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     wrapper += [str(start_w), command, word]
     pumps: list[LogPump] = []
     before = sb.state()
+    opens = OpenWatch(sb.path) if not cfg.start_proven.is_set() else None  # the start rule's evidence
     watch = AnswerWatch(sb.answer_path, sb.seed_bytes)
     watch.start()
     try:
@@ -280,6 +281,7 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
 
     # -- collect (the tree is gone): the sandbox's state, its answer, the transcript -----------------
     evidence = touched(before, sb.state())
+    evidence += [f"{name} opened" for name in ((opens.opened() if opens else None) or [])]
     collected = collect_answer(sb.answer_path, sb.seed_bytes)
     turns = turns_reported(log_text(logs / LOG_STDOUT))
     if turns is None:
