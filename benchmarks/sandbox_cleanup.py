@@ -1,4 +1,4 @@
-"""Benchmark of a Protocol B sandbox's clean-up (video_arena.safe_io.remove_tree, what `Sandbox.remove()`
+"""Benchmark of a Protocol B sandbox's clean-up (video_arena.safe_tree.remove_tree, what `Sandbox.remove()`
 runs) on the trees a hostile agent leaves: folders nested DEPTH deep, and FILES empty files in one
 folder.  Each tree is built twice, the same way (mkdir / open in a loop, relative to a folder
 descriptor); one is removed by remove_tree, the other by `rm -rf` (coreutils), and this prints the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from video_arena.safe_io import remove_tree  # noqa: E402
+from video_arena.safe_tree import remove_tree  # noqa: E402
 
 
 def nested(top: Path, depth: int) -> None:

@@ -23,7 +23,7 @@ from video_arena.core import results as R
 from video_arena.protocol_b import runner
 from video_arena.protocol_b.isolation import namespaces_available
 from video_arena.protocol_b.sandbox import Sandbox
-from video_arena.safe_io import TreeRemoval
+from video_arena.safe_tree import TreeRemoval
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TASKS = FIXTURES / "protocol_b" / "tasks"

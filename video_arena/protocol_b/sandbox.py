@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from video_arena import paths
-from video_arena.safe_io import TreeRemoval, remove_tree, restore_owner_access
+from video_arena.safe_tree import TreeRemoval, remove_tree, restore_owner_access
 from video_arena.core.prompts import SANDBOX_FILES
 from video_arena.core.instruction import text_digest
 
@@ -124,13 +124,13 @@ class Sandbox:
         return self.path / "answer.json"
 
     def remove(self, time_budget_s: float = CLEANUP_BUDGET_S) -> TreeRemoval:
-        """Remove the container and whatever the agent left in it (safe_io.remove_tree: never recursive,
+        """Remove the container and whatever the agent left in it (safe_tree.remove_tree: never recursive,
         never through a link, nothing outside it touched); never raises: what is left is in the result."""
         return remove_tree(self.container, time_budget_s)
 
     def restore_access(self) -> list[str]:
         """Once the agent is gone: the runner's access to the sandbox folder and answer.json back (an agent
-        may leave them mode 000; safe_io.restore_owner_access: never through a link, the answer's mode
+        may leave them mode 000; safe_tree.restore_owner_access: never through a link, the answer's mode
         only when it has a single link).  What was changed."""
         return restore_owner_access(self.answer_path)
 
