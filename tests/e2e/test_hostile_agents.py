@@ -82,17 +82,19 @@ def marker_procs(token: str) -> list[int]:
     return out
 
 
-def run_b(arena, name: str, mode: str, *agent_args: str, extra: tuple[str, ...] = (), limit: int = 1):
-    """Run one hostile mode through the real CLI; returns (record, out, stderr, peak RSS KiB, token)."""
-    token = "VA-HOSTILE-" + secrets.token_hex(6)
-    out = arena["base"] / f"out-{name}"
+def run_b(arena, name: str, mode: str, *agent_args: str, extra: tuple[str, ...] = (), limit: int = 1,
+          prefix: list[str] = (), token: str = "", out: Path | None = None):
+    """Run one hostile mode through the real CLI (after `prefix`, a command the runner runs under; the
+    same `token` again: the same command, so a resume); returns (record, out, stderr, peak RSS KiB, token)."""
+    token = token or "VA-HOSTILE-" + secrets.token_hex(6)
+    out = out or arena["base"] / f"out-{name}"
     py = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
     # The attacker's best case: it knows the case id and where the ground truth lies on the host
     # (the prober is told nothing, so that whatever it prints was found, not given).
     known = "" if mode == "probe" else f"--case {CASE} " + " ".join(f"--gt {shlex.quote(str(p))}" for p in arena["gts"])
     cmd = (f"{shlex.quote(py)} {shlex.quote(str(arena['agents'] / 'hostile.py'))} {{prompt}} {mode} "
            f"{known} --marker {token} {' '.join(agent_args)}")
-    argv = [sys.executable, "-m", "video_arena.cli", "run-b", "--agent-cmd", cmd, "--out", str(out),
+    argv = [*prefix, sys.executable, "-m", "video_arena.cli", "run-b", "--agent-cmd", cmd, "--out", str(out),
             "--tasks-root", str(arena["tasks"]), "--skip-preflight", "--sandbox-root", str(arena["base"] / "sb"),
             "--timeout-min", str(LIMIT_MIN), "--kill-grace-s", str(GRACE), "--limit", str(limit),
             "--allow-path", str(arena["agents"]), "--allow-path", sys.base_prefix, *extra]
@@ -263,3 +265,143 @@ def test_agent_exiting_127_after_work_is_scored(arena) -> None:
     cell = score(arena, out)[CASE]
     assert cell["status"] == "scored"
     assert cell["reward"] == judge_directly(arena, out / "toy" / CASE / "answer.json") > 0.0
+
+
+#: the capabilities that let root ignore a mode bit or an immutable flag
+BYPASS_MODES = "-dac_override,-dac_read_search,-fowner,-linux_immutable"
+
+
+def as_an_ordinary_user() -> list[str]:
+    """The prefix that runs the runner as an ordinary user's runner is: bound by the owner's mode bits
+    (as root: the capabilities that bypass them dropped, setpriv; bwrap keeps the ones it needs)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("root without setpriv: cannot run the runner as an ordinary user would")
+    return [setpriv, "--bounding-set", BYPASS_MODES, "--"]
+
+
+@pytest.fixture
+def victim(arena):
+    """A host folder beside the sandbox root (invisible to an isolated agent, where its links point)."""
+    v = arena["base"] / "victim"
+    (v / "sub").mkdir(parents=True)
+    (v / "keep.txt").write_text("keep")
+    (v / "sub" / "secret.txt").write_text("secret")
+    yield v
+    shutil.rmtree(v, ignore_errors=True)
+
+
+def tree_state(root: Path) -> dict[str, tuple]:
+    return {str(p.relative_to(root)): (p.lstat().st_mode, p.lstat().st_nlink, p.lstat().st_mtime_ns,
+                                       p.read_bytes() if p.is_file() else None)
+            for p in [root, *sorted(root.rglob("*"))]}
+
+
+def leave_no_tree(arena) -> None:
+    """Whatever a failing run left under the sandbox root, removed with chattr and rm (a tree 2,000 deep
+    would make pytest's own clean-up of old temporary folders raise RecursionError in a later session, an
+    immutable file would stop it)."""
+    for p in (arena["base"] / "sb").iterdir():
+        if shutil.which("chattr"):
+            subprocess.run(["chattr", "-R", "-i", "-a", str(p)], capture_output=True, timeout=600)
+        subprocess.run(["rm", "-rf", "--one-file-system", str(p)], capture_output=True, timeout=600)
+
+
+@pytest.mark.parametrize("what", ["nested", "everything"])
+def test_what_an_agent_leaves_behind_neither_vetoes_its_cell_nor_reaches_outside(arena, victim, what: str) -> None:
+    """Issue 36: an agent wrote a wrong answer, then nested 2,000 folders (`nested`, the runner as it
+    is), so the runner's clean-up raised RecursionError: no run.json, the sandbox left on disk, the cell
+    missing, and a resume re-ran it (attempt 2, nothing marked redrawn).  `everything` (hostile.py
+    `litter`): folders 2,000 deep, 1,000 files, folders and the answer of mode 000, links to a host
+    folder, FIFO, socket, hard links, a writer still filling a folder, against an ordinary user's runner.
+    Either way the cell is recorded and scored as what it answered, the sandbox is gone, the host folder
+    its links name is untouched, and a resume skips the cell."""
+    before = tree_state(victim)
+    args = ("litter", "--victim", str(victim), "--depth", "2000", "--files", "1000",
+            *(["--only-nest"] if what == "nested" else []))
+    prefix = as_an_ordinary_user() if what == "everything" else []
+    try:
+        rec, out, stderr, _, token = run_b(arena, f"litter-{what}", *args, extra=("--timeout-min", "2"),
+                                           prefix=prefix)
+    finally:
+        leave_no_tree(arena)
+    left = hostile_report(out)
+    assert left["depth"] == 2000
+    if what == "everything":
+        assert left["links"]["hard_media"] == "linked"
+        assert left["links"]["hard_prompt"] != "linked" and left["links"]["hard_victim"] != "linked"
+    assert (rec["stop_reason"], rec["answer_state"], rec["n_rows"]) == ("completed", "wrote", 1)
+    assert rec["sandbox_removed"] is True and "sandbox_note" not in rec
+    assert "Traceback" not in stderr and "runner error" not in stderr
+    common_checks(arena, out, token)
+    assert tree_state(victim) == before
+    cell = score(arena, out)[CASE]
+    assert cell["status"] == "scored"
+    assert cell["reward"] == judge_directly(arena, out / "toy" / CASE / "answer.json") < 1.0
+    again, _, stderr2, _, _ = run_b(arena, f"litter-{what}", *args, extra=("--timeout-min", "2"), prefix=prefix,
+                                    token=token)
+    assert "1 finished cell(s) skipped" in stderr2 and again == rec
+    assert not (out / "toy" / CASE / "attempts").exists()
+
+
+def test_a_clean_up_that_cannot_finish_leaves_a_recorded_cell_and_the_host_untouched(arena, victim) -> None:
+    """Without isolation a root agent can bind-mount a host folder into its sandbox (shutil.rmtree then
+    deleted that folder's files through it, here on a folder whose name is not UTF-8) and make files
+    immutable.  The runner clears the flags it
+    may, never enters the mount, records the cell as it answered, says on stderr and in run.json that
+    the sandbox was not fully removed (`sandbox_removed` false, `sandbox_note`), and a resume does not
+    re-run the cell.  The runner runs in a mount namespace of its own, so the mount dies with it."""
+    unshare = shutil.which("unshare")
+    if os.geteuid() != 0 or unshare is None:
+        pytest.skip("needs root (and unshare) for an agent to mount")
+    before = tree_state(victim)
+    prefix = [unshare, "--mount", "--propagation", "private", "--"]
+    try:
+        rec, out, stderr, _, token = run_b(arena, "mount", "mount", "--victim", str(victim),
+                                           extra=("--no-isolation",), prefix=prefix)
+        assert tree_state(victim) == before
+        made = hostile_report(out)
+        assert made["mounted"] is True and made["flags"] == {"locked/f": True, "locked": True}, made
+        assert (rec["stop_reason"], rec["answer_state"], rec["n_rows"]) == ("completed", "wrote", 1)
+        assert rec["sandbox_removed"] is False and "mount point" in rec["sandbox_note"], rec
+        assert tree_state(victim) == before
+        sandbox = Path(rec["sandbox"])
+        mount_point = os.fsdecode(b"m\xff")   # a name that is not UTF-8, in the note, the log and stderr
+        assert sorted(os.listdir(sandbox)) == [mount_point] and os.listdir(sandbox / mount_point) == []
+        assert mount_point in rec["sandbox_note"]
+        [warning] = [ln for ln in stderr.splitlines() if "was not fully removed" in ln]
+        assert f"toy/{CASE}" in warning and "the cell is recorded" in warning
+        again, _, stderr2, _, _ = run_b(arena, "mount", "mount", "--victim", str(victim),
+                                        extra=("--no-isolation",), prefix=prefix, token=token)
+        assert "1 finished cell(s) skipped" in stderr2 and again == rec
+        assert score(arena, out)[CASE]["status"] == "scored"
+    finally:
+        leave_no_tree(arena)
+
+
+def test_an_agent_that_fills_the_disk_it_shares_with_the_results_is_recorded(arena) -> None:
+    """An agent wrote a wrong answer, then filled the disk its sandbox shares with --out (a 16 MiB tmpfs
+    here): the log pump died with a traceback, answer.json and run.json could not be written, the cell
+    was missing and its sandbox kept the disk full.  Now the logs are drained and counted, the sandbox
+    is removed first when the record has no room, and the cell is recorded and scored as it answered."""
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("needs root to mount a small filesystem")
+    disk = arena["base"] / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(disk)], check=True)
+    try:
+        rec, out, stderr, _, token = run_b(arena, "fill", "fill", out=disk / "out",
+                                           extra=("--sandbox-root", str(disk / "sb")))
+        assert (rec["stop_reason"], rec["answer_state"], rec["n_rows"]) == ("completed", "wrote", 1)
+        # 4 MiB of stdout, far under the 64 MiB cap: what was dropped did not fit on the full disk
+        assert rec["sandbox_removed"] is True and rec["logs_truncated"]["stdout"] > 0
+        assert "Traceback" not in stderr and "runner error" not in stderr
+        assert os.listdir(disk / "sb") == [] and shutil.disk_usage(disk).used < 1 << 20
+        cell = score(arena, out)[CASE]
+        assert cell["status"] == "scored"
+        assert cell["reward"] == judge_directly(arena, out / "toy" / CASE / "answer.json") < 1.0
+        assert marker_procs(token) == []
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], capture_output=True)

@@ -147,7 +147,7 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 #: The layers of docs/ARCHITECTURE.md, bottom first: a module imports its own layer and those below.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("foundation", {"paths", "safe_io", "digests", "progress", "cli_args", "toolkit_info", "media"}),
+    ("foundation", {"paths", "safe_io", "safe_tree", "digests", "progress", "cli_args", "toolkit_info", "media"}),
     ("contract", {"core"}),
     ("adapters and plugins", {"harbor_api", "games", "container_host"}),
     ("runners and writers", {"protocol_a", "protocol_b", "cases", "importing"}),

@@ -19,8 +19,11 @@ import pytest
 from video_arena import paths
 from video_arena.core import instruction_for, resolve, text_digest
 from video_arena.games.cli import ANSWER_SEED_BYTES
+from video_arena.core import results as R
 from video_arena.protocol_b import runner
 from video_arena.protocol_b.isolation import namespaces_available
+from video_arena.protocol_b.sandbox import Sandbox
+from video_arena.safe_tree import TreeRemoval
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TASKS = FIXTURES / "protocol_b" / "tasks"
@@ -164,12 +167,126 @@ def test_an_agent_that_cannot_start_however_wrapped_stops_the_run_after_one_cell
     [line] = [ln for ln in err.splitlines() if ln.startswith("video-arena run-b: error:")]
     assert f"toy/{CASE}: the agent command could not start (exit {rec['exit_code']}: " in line
     assert ("No such file or directory" in line or "Permission denied" in line), line
+    assert_nothing_measured(out, capsys)
+
+
+def assert_nothing_measured(out: Path, capsys) -> None:
+    """`score` of a folder where no agent ever started says so, exits 1, and prints no 0.000."""
     from video_arena.scoring import cli as score_cli
     rc = score_cli.main([str(out), "--tasks-root", str(TASKS), "--quiet", "--bootstrap", "0"])
     text = capsys.readouterr()
     assert rc == 1 and "no agent ever started" in text.err and "NOTHING MEASURED" in text.out
     toy = next(ln for ln in text.out.splitlines() if ln.split()[:1] == ["toy"])
     assert "0.000" not in toy and toy.split()[1] == "0/2", toy
+
+
+#: An interpreter the shell finds, whose agent never starts: (command, its exit code, the end of its last
+#: line; the interpreter names itself by the path it was found at)
+NEVER_STARTS_BEHIND_AN_INTERPRETER = [
+    ("python3 /no/such/agent.py --sandbox {sandbox} {prompt}", 2,
+     "python3: can't open file '/no/such/agent.py': [Errno 2] No such file or directory"),
+    ("python3 -m no_such_agent_module_7f3 --prompt {prompt}", 1, "python3: No module named no_such_agent_module_7f3"),
+    ("python3 -c 'import no_such_agent_module_7f3' {prompt}", 1,
+     "ModuleNotFoundError: No module named 'no_such_agent_module_7f3'"),
+    ("sh -c 'echo agent: cannot reach the model >&2; exit 3' sh {prompt}", 3, "agent: cannot reach the model"),
+]
+
+
+@pytest.mark.parametrize("isolated", [False, True])
+@pytest.mark.parametrize("cmd,code,said", NEVER_STARTS_BEHIND_AN_INTERPRETER)
+def test_an_agent_that_fails_before_it_touches_its_sandbox_stops_the_run(
+        tmp_path: Path, capsys, cmd: str, code: int, said: str, isolated: bool) -> None:
+    """Issue 36: `python3 /no/such/agent.py ...` ran every cell, each never_wrote, exit 0, and score
+    printed 0.000 (only 126/127 were taken as "never started").  The run's first cell ending in an error
+    with no trace of the agent in its sandbox (nothing read, created, changed or removed there, no answer,
+    no turn or action in the transcript) stops the run like 126/127: exit 2, the cell missing, the
+    agent's own last line shown."""
+    if isolated and namespaces_available():
+        pytest.skip(f"no isolation here: {namespaces_available()}")
+    (tmp_path / "allowed").mkdir()
+    extra = ("--allow-path", str(tmp_path / "allowed")) if isolated else ()
+    rc, out = run_b(tmp_path, cmd, *extra, limit=None)
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert [p.parent.name for p in out.glob("toy/*/run.json")] == [CASE]
+    rec = record(out)
+    assert (rec["stop_reason"], rec["agent_started"], rec["exit_code"], rec["answer_state"]) == (
+        "harness_error", False, code, None)
+    [line] = [ln for ln in err.splitlines() if ln.startswith("video-arena run-b: error:")]
+    assert f"toy/{CASE}: the agent command failed before it touched its sandbox (exit {code}: " in line
+    assert f"{said}); the run stopped after this cell" in line
+    assert not (out / "toy" / CASE / "answer.json").exists()
+    assert_nothing_measured(out, capsys)
+
+
+#: A first cell that worked, then failed: each leaves a different trace, and each is the agent's 0.0
+WORKED_THEN_FAILED = {
+    "read the instruction": "open('instruction.md').read()",
+    "wrote a scratch file": "open('notes.txt', 'w').write('frames 1-40: nothing')",
+    "removed a file": "import os; os.unlink('match.mp4')",
+    "rewrote the seed as it was": "d = open('answer.json', 'rb').read(); open('answer.json', 'wb').write(d)",
+    "reported its turns": "print('{\"turns\": 3}')",
+    "acted in its transcript": "print('$ ffprobe match.mp4')",
+}
+
+
+@pytest.mark.parametrize("what", sorted(WORKED_THEN_FAILED))
+def test_a_first_cell_that_failed_after_working_is_scored(tmp_path: Path, what: str) -> None:
+    """The other side of the rule: an agent that touched its sandbox (read the instruction, wrote or
+    removed a file, rewrote the seed, reported a turn, acted in its transcript) and then failed on the
+    run's first cell started: agent_error, scored 0.0, and the run goes on; runner.log says what showed
+    it ran."""
+    code = WORKED_THEN_FAILED[what] + "; raise SystemExit(1)"
+    rc, out = run_b(tmp_path, f"{shlex.quote(sys.executable)} -c {shlex.quote(code)} {{prompt}}", limit=None)
+    assert rc == 0
+    for case in (CASE, CASE2):
+        rec = record(out, case)
+        assert (rec["stop_reason"], rec["exit_code"], rec["answer_state"]) == ("agent_error", 1, "never_wrote")
+        assert "agent_started" not in rec
+    log = (out / "toy" / CASE / "logs" / "runner.log").read_text(encoding="utf-8")
+    assert "first cell: exited, exit 1; the agent ran: " in log, log
+    if what == "read the instruction":   # seen by inotify, whatever the filesystem records of access times
+        assert "instruction.md opened" in log, log
+
+
+def test_the_record_is_written_before_the_clean_up(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner stopped during the clean-up (here: the clean-up itself dies) leaves the cell recorded as
+    it answered, `sandbox_removed` null: the cell ran, so a resume skips it, never re-drawing it."""
+    def dies(self, time_budget_s=0.0):
+        raise RuntimeError("the runner died during the clean-up")
+
+    monkeypatch.setattr(Sandbox, "remove", dies)
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "2"))
+    rec = record(out)
+    assert rc == 1   # a runner error, said on stderr
+    assert (f"toy/{CASE}: runner error RuntimeError('the runner died during the clean-up') (its run.json was "
+            "written before: the cell is recorded)") in capsys.readouterr().err
+    assert (rec["stop_reason"], rec["answer_state"], rec["n_rows"]) == ("completed", "wrote", 2)
+    assert rec["sandbox_removed"] is None and rec["answer_sha256"]
+    monkeypatch.undo()
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "2"))
+    assert rc == 0 and record(out) == rec and not (out / "toy" / CASE / "attempts").exists()
+
+
+def test_a_clean_up_that_fails_is_flagged_and_the_cell_stays_recorded(tmp_path: Path, capsys,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the clean-up could not remove is in run.json (`sandbox_removed` false, `sandbox_note`) and in
+    one warning line; the cell is scored as it answered and a resume skips it.  (Real clean-ups that
+    cannot finish: tests/unit/test_protocol_b_cleanup.py, tests/e2e/test_hostile_agents.py.)"""
+    monkeypatch.setattr(Sandbox, "remove", lambda self, time_budget_s=0.0: TreeRemoval(
+        removed=False, failures=1, problems=["locked/f: Operation not permitted"]))
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "2"))
+    err = capsys.readouterr().err
+    rec = record(out)
+    assert rc == 0 and (rec["stop_reason"], rec["answer_state"], rec["n_rows"]) == ("completed", "wrote", 2)
+    assert rec["sandbox_removed"] is False and rec["sandbox_note"] == "locked/f: Operation not permitted"
+    [line] = [ln for ln in err.splitlines() if "was not fully removed" in ln]
+    assert f"toy/{CASE}" in line and f"folder {Path(rec['sandbox']).parent} was" in line
+    assert line.endswith("(locked/f: Operation not permitted); the cell is recorded")
+    monkeypatch.undo()
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "2"))
+    assert rc == 0 and "1 finished cell(s) skipped" in capsys.readouterr().err and record(out) == rec
+    shutil.rmtree(rec["sandbox"].rsplit("/", 1)[0], ignore_errors=True)
 
 
 def test_an_exit_127_after_the_agent_started_is_its_own_failure(tmp_path: Path) -> None:
@@ -401,3 +518,20 @@ def test_answer_watch_never_follows_a_symlink(tmp_path: Path) -> None:
     answer.symlink_to(secret)
     w.sample()
     assert [h["state"] for h in w.history] == ["never_wrote", "deleted"] and w.history[-1]["n_rows"] == 0
+
+
+def test_a_cell_that_answered_but_lost_its_record_is_a_redraw_when_run_again(tmp_path: Path) -> None:
+    """What a runner that died between the answer and the record leaves (the clean-up's RecursionError
+    did, issue 36): answer.json and logs, no run.json.  A resume runs the cell again (it has no record),
+    but the earlier attempt answered, so it is counted as one that ran: the new record is a re-draw the
+    scorer's `redrawn` column shows, never a silent one."""
+    cell = tmp_path / "out" / "toy" / CASE
+    (cell / "logs").mkdir(parents=True)
+    (cell / "answer.json").write_text('{"events": []}')
+    rc, out = run_b(tmp_path, agent("writer.py", "--rows", "1"))
+    rec = record(out)
+    assert rc == 0 and rec["attempt"] == 2 and rec["stop_reason"] == "completed"
+    [earlier] = rec["previous_attempts"]
+    assert earlier["ran"] is True and "its record was lost" in earlier["note"]
+    assert len(R.redraws_of(R.RunRecord.from_doc(rec))) == 1
+    assert (cell / "attempts" / "1" / "answer.json").read_text() == '{"events": []}'

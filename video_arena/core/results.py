@@ -72,6 +72,11 @@ class Attempt:
 
 def _attempt_summary(n: int, folder: Path) -> dict[str, Any]:
     rec, err = read_run(folder)
+    if rec is None and os.path.lexists(folder / ANSWER_FILE):
+        # A runner writes answer.json only once the agent or the request ran (a harness error leaves
+        # none): this attempt ran and its record was lost or damaged.  Running the cell again re-draws it.
+        return {"attempt": n, "stop_reason": None, "ran": True,
+                "note": f"{err or 'no run.json'}, but an {ANSWER_FILE}: the attempt ran, its record was lost"}
     if rec is None:
         return {"attempt": n, "stop_reason": None, "ran": False, "note": err or "no run.json"}
     return {"attempt": n, "stop_reason": rec.stop_reason, "answer_state": rec.answer_state, "ran": rec.ran,
@@ -113,11 +118,13 @@ def start_attempt(cdir: str | os.PathLike, run_files: tuple[str, ...]) -> Attemp
 
 
 def redraws_of(record: RunRecord) -> list[dict[str, Any]]:
-    """The earlier attempts of a cell that ran (not harness errors): each one is a re-draw."""
+    """The earlier attempts of a cell that ran (not harness errors; an attempt that left an answer but
+    lost its record ran too): each one is a re-draw."""
     prev = record.protocol_extras.previous_attempts
     if not isinstance(prev, list):
         return []
-    return [p for p in prev if isinstance(p, dict) and p.get("stop_reason") not in (None, HARNESS_ERROR)]
+    return [p for p in prev if isinstance(p, dict)
+            and (p.get("stop_reason") not in (None, HARNESS_ERROR) or p.get("ran") is True)]
 
 
 _SECRET_RE = re.compile(r"(?i)((?:key|token|secret|password|passwd|auth)[\w-]*\s*[=:]\s*)(\S+)")
@@ -390,6 +397,8 @@ class ProtocolBRecord(ProtocolExtras):
     answer_note: str = UNSET
     turns_used_note: str = UNSET
     sandbox_kept: bool = UNSET
+    sandbox_removed: bool | None = UNSET
+    sandbox_note: str = UNSET
 
 
 @dataclass

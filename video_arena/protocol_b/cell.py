@@ -30,10 +30,10 @@ from video_arena.core.tasks import resolve
 from video_arena.core.audit import audit_files, turns_reported
 from video_arena.protocol_b.isolation import MODE_BWRAP, Isolation
 from video_arena.core.prompts import turn1_prompt
-from video_arena.protocol_b.sandbox import agent_environment, create_sandbox
+from video_arena.protocol_b.sandbox import OpenWatch, Sandbox, agent_environment, create_sandbox, touched
 from video_arena.protocol_b.spawn import (LOG_RUNNER, LOG_STDERR, LOG_STDOUT, START_WRAPPER, LogPump, first_word,
                                           read_start, run_isolated, run_shepherd)
-from video_arena.protocol_b.states import AnswerWatch, collect_answer, count_rows, sha256
+from video_arena.protocol_b.states import NEVER_WROTE, AnswerWatch, collect_answer, count_rows, sha256
 from video_arena.toolkit_info import toolkit_provenance
 
 RUNNER_VERSION = "video-arena-run-b/2"
@@ -113,8 +113,19 @@ class _Log:
         self.path = path
 
     def __call__(self, msg: str) -> None:
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(f"{now_iso()} {msg}\n")
+        try:  # best effort: a disk the agent filled must not stop the cell from being recorded
+            with open(self.path, "a", encoding="utf-8", errors="backslashreplace") as f:  # names the agent chose
+                f.write(f"{now_iso()} {msg}\n")
+        except OSError:
+            pass
+
+
+def log_text(path: Path) -> str:
+    """A log the runner wrote (capped), as text; '' when there is none (its disk was full)."""
+    try:
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
@@ -137,16 +148,46 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     def write() -> R.RunRecord:
         return R.write_run(cdir, {**run.to_doc(), **rec.to_doc()})
 
-    def harness_error(msg: str, sb=None, agent_started: bool | None = None) -> R.RunRecord:
+    def write_then_clean(sb: Sandbox | None, answer: bytes | None = None) -> R.RunRecord:
+        """The record (and `answer`, the bytes collected) first, then the sandbox's removal, then how that
+        went: whatever the agent left behind, its cell is recorded (a clean-up that fails, or a runner
+        stopped during it, leaves the record with `sandbox_removed` false or null, never a missing cell).
+        A record that cannot be written (the agent filled the disk its sandbox shares with --out) is
+        written again once the sandbox is gone."""
+        def record() -> R.RunRecord:
+            if answer is not None:
+                R.write_answer(cdir, answer)
+            return write()
+
+        if sb is None or cfg.keep_sandboxes:
+            return record()
+        rec.sandbox_removed = None
+        try:
+            written: R.RunRecord | None = record()
+        except OSError as exc:
+            log(f"the record could not be written ({exc}): the sandbox is removed first")
+            written = None
+        removal = sb.remove()
+        rec.sandbox_removed = removal.removed
+        if not removal.removed:
+            rec.sandbox_note = removal.note()
+            log(f"the sandbox {sb.container} was not removed: {rec.sandbox_note}")
+        if written is None:
+            return record()  # still no room without the sandbox: a runner error, the cell missing
+        try:
+            return write()
+        except OSError as exc:  # the record of the run stands; only the clean-up's outcome is not in it
+            log(f"the clean-up's outcome could not be recorded: {exc}")
+            return written
+
+    def harness_error(msg: str, sb: Sandbox | None = None, agent_started: bool | None = None) -> R.RunRecord:
         log(f"harness_error: {msg}")
         run.stop_reason, run.answer_state, run.n_rows, run.finished_at = "harness_error", None, 0, now_iso()
         rec.error = msg
         if agent_started is not None:
             rec.agent_started = agent_started
         R.clear_files(cdir, (R.ANSWER_FILE,))
-        if sb is not None and not cfg.keep_sandboxes:
-            sb.remove()
-        return write()
+        return write_then_clean(sb)
 
     # -- prepare ------------------------------------------------------------------------------
     marker = f"{cfg.run_token}:{secrets.token_hex(6)}"
@@ -184,6 +225,8 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     start_r, start_w = os.pipe()
     wrapper += [str(start_w), command, word]
     pumps: list[LogPump] = []
+    before = sb.state()
+    opens = OpenWatch(sb.path) if not cfg.start_proven.is_set() else None  # the start rule's evidence
     watch = AnswerWatch(sb.answer_path, sb.seed_bytes)
     watch.start()
     try:
@@ -191,6 +234,8 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
             res = run_isolated(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs)
         else:
             res = run_shepherd(cfg, sb, env, wrapper, start_w, timeout_s, log, pumps, logs, marker)
+        if restored := sb.restore_access():  # the agent is gone; what it left is collected as it left it
+            log(f"the owner's access restored to the sandbox's {' and '.join(restored)}")
     finally:
         watch.stop()
     outcome, exit_code, kill, t_spawn, spawn_error = res
@@ -205,8 +250,11 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     truncated = {p.key: p.total - p.written for p in pumps if p.total > p.written}
     rec.logs_cap_bytes = cfg.log_cap_bytes
     rec.logs_truncated = truncated or None
-    if truncated:
-        log(f"log cap {cfg.log_cap_bytes} bytes reached: dropped {truncated}")
+    for pump in pumps:
+        if pump.error:
+            log(f"the {pump.key} log could not be written ({pump.error}): the rest of it was dropped")
+        elif pump.key in truncated:
+            log(f"log cap {cfg.log_cap_bytes} bytes reached: dropped {truncated[pump.key]} bytes of {pump.key}")
     if spawn_error:
         return harness_error(spawn_error, sb)
     if kill is not None:
@@ -215,13 +263,13 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
             log(f"WARNING: processes survived SIGKILL: {kill.survivors}")
     if outcome == "interrupted":
         log("interrupted: the cell stays missing (no run.json)")
-        if not cfg.keep_sandboxes:
-            sb.remove()
+        if not cfg.keep_sandboxes and not (removal := sb.remove()).removed:
+            log(f"the sandbox {sb.container} was not removed: {removal.note()}")
         return None
     if not started:
         # No start marker: the agent command was never exec'd (bwrap or the shell failed first,
         # or its program is not there).  Missing, re-run next time.
-        err = (logs / LOG_STDERR).read_bytes()[-2000:].decode("utf-8", "replace").strip()
+        err = log_text(logs / LOG_STDERR)[-2000:].strip()
         if nostart:
             why = {"not-found": "command not found", "not-executable": "not executable"}.get(nostart, nostart)
             hint = (" inside the isolation (allow its installation with --allow-path)"
@@ -231,16 +279,34 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
             msg = f"the agent command was never started (exit {exit_code}; outcome {outcome})"
         return harness_error(f"{msg}: {err}" if err else msg, sb, agent_started=False)
 
-    # -- collect (the tree is gone) -------------------------------------------------------------
+    # -- collect (the tree is gone): the sandbox's state, its answer, the transcript -----------------
+    evidence = touched(before, sb.state())
+    evidence += [f"{name} opened" for name in ((opens.opened() if opens else None) or [])]
     collected = collect_answer(sb.answer_path, sb.seed_bytes)
-    if (not cfg.start_proven.is_set() and outcome == "exited" and exit_code in COULD_NOT_START_EXITS
-            and collected.state == "never_wrote"):
-        # The shell could not run what the command names (inside the isolation), however it is wrapped:
-        # the agent never started, so the cell is missing, never 0.0 (the runner stops the run here).
-        said = shell_message(logs / LOG_STDERR)
+    turns = turns_reported(log_text(logs / LOG_STDOUT))
+    if turns is None:
+        turns = turns_reported(log_text(logs / LOG_STDERR))
+    rec.audit = audit_files({"stdout": logs / LOG_STDOUT, "stderr": logs / LOG_STDERR})
+    if turns:
+        evidence.append(f"{turns} turn(s) reported")
+    if rec.audit.get("agent_actions"):
+        evidence.append(f"{rec.audit['agent_actions']} action(s) in the transcript")
+    if collected.state != NEVER_WROTE:
+        evidence.append(f"answer {collected.state}")
+    if not cfg.start_proven.is_set() and outcome == "exited" and exit_code != 0 and not evidence:
+        # The run's first cell ended in an error and the agent left no trace of having worked: the shell
+        # could not run what the command names (126/127, however it is wrapped), or an interpreter could
+        # not open the agent's script or import its modules, or the agent failed before it began.  The
+        # cell is missing, never 0.0 (the runner stops the run here).  docs/PROTOCOLS.md, "Does the agent
+        # start at all".
+        said = shell_message(logs / LOG_STDERR) or shell_message(logs / LOG_STDOUT)
         rec.exit_code = exit_code
-        return harness_error(f"the agent command could not start (exit {exit_code}"
-                             f"{': ' + said if said else ''})", sb, agent_started=False)
+        what = ("could not start" if exit_code in COULD_NOT_START_EXITS
+                else "failed before it touched its sandbox")
+        return harness_error(f"the agent command {what} (exit {exit_code}"
+                             f"{': ' + said if said else ', nothing printed'})", sb, agent_started=False)
+    if not cfg.start_proven.is_set():
+        log(f"first cell: {outcome}, exit {exit_code}; the agent ran: {', '.join(evidence) or 'it exited 0'}")
     rec.exit_code, run.wall_s = exit_code, round(t_gone - t_spawn, 3)
     rec.kill_to_gone_s = None if kill is None else round(kill.gone_s, 3)
     rec.kill = None if kill is None else kill.as_dict()
@@ -253,21 +319,12 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
         run.stop_reason = "completed"
     else:
         run.stop_reason = "agent_error"  # it started (the marker says so): a failure is scored
-    R.write_answer(cdir, collected.export)
     run.n_rows = count_rows(collected.export)
-    stdout_text = (logs / LOG_STDOUT).read_bytes().decode("utf-8", "replace")
-    turns = turns_reported(stdout_text)
-    if turns is None:
-        turns = turns_reported((logs / LOG_STDERR).read_bytes().decode("utf-8", "replace"))
     rec.turns_used = turns
     if turns is None:
         rec.turns_used_note = ("not reported: the transcript holds no {\"turns\": N} line nor a Claude Code "
                                   "num_turns" + ("; the logs were truncated at the cap" if truncated else ""))
-    rec.audit = audit_files({"stdout": logs / LOG_STDOUT, "stderr": logs / LOG_STDERR})
     rec.sandbox_kept = cfg.keep_sandboxes
-    if not cfg.keep_sandboxes:
-        sb.remove()
     run.finished_at = now_iso()
-    written = write()
     log(f"done: {run.stop_reason} {run.answer_state} rows={run.n_rows} audit={rec.audit['verdict']}")
-    return written
+    return write_then_clean(sb, collected.export)

@@ -234,12 +234,19 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     rec = fut.result()
                 except Exception as exc:  # noqa: BLE001 - a runner bug must not stop the other cells
-                    bar.write(f"video-arena run-b: {g}/{c}: runner error {exc!r} (no run.json: the cell is missing)",
-                              file=sys.stderr)
+                    status = R.cell_status(R.cell_dir(out, g, c))
+                    what = ("its run.json was written before: the cell is recorded" if status.finished
+                            else "no run.json: the cell is missing")
+                    bar.write(f"video-arena run-b: {g}/{c}: runner error {exc!r} ({what})", file=sys.stderr)
                     counts["runner_error"] = counts.get("runner_error", 0) + 1
                     bar.update(1)
                     continue
                 records.append(rec)
+                if rec is not None and rec.protocol_b.sandbox_removed is False:
+                    left = Path(str(rec.protocol_b.sandbox)).parent
+                    bar.write(f"video-arena run-b: warning: {g}/{c}: its sandbox folder {left} was not fully "
+                              f"removed ({rec.protocol_b.sandbox_note}); the cell is recorded", file=sys.stderr)
+                    counts["sandbox_left"] = counts.get("sandbox_left", 0) + 1
                 label = "interrupted" if rec is None else (
                     rec.stop_reason if rec.stop_reason == "harness_error"
                     else f"{rec.answer_state}")

@@ -20,18 +20,30 @@ namespace holds the sandbox, the system directories and the allowed paths, nothi
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import secrets
 import shutil
+import stat
+import struct
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from video_arena import paths
+from video_arena.safe_tree import TreeRemoval, remove_tree, restore_owner_access
 from video_arena.core.prompts import SANDBOX_FILES
 from video_arena.core.instruction import text_digest
 
 CONTAINER_PREFIX = "va-b-"
+#: seconds a sandbox's clean-up may take before what is left is recorded as left (a tree something keeps
+#: filling; a million files on a slow disk take a few minutes)
+CLEANUP_BUDGET_S = 900.0
+#: The files whose opening (inotify) or access time (relatime, the Linux default, records the first read
+#: after a write) says the agent read them: the runner itself never opens them once the sandbox is made.
+READ_EVIDENCE = ("match.mp4", "instruction.md")
+#: inotify's event bits: a file opened, the kernel's queue overflowed
+_IN_OPEN, _IN_Q_OVERFLOW = 0x20, 0x4000
 CELL_MARKER_ENV = "VIDEO_ARENA_B_CELL"
 #: Variables never passed to the agent: they name the tasks tree (ground truth) or the media root.
 SCRUBBED_VARS = (paths.TASKS_ROOT_ENV, paths.MEDIA_ROOT_ENV, "PWD", "OLDPWD")
@@ -111,8 +123,31 @@ class Sandbox:
     def answer_path(self) -> Path:
         return self.path / "answer.json"
 
-    def remove(self) -> None:
-        shutil.rmtree(self.container, ignore_errors=True)
+    def remove(self, time_budget_s: float = CLEANUP_BUDGET_S) -> TreeRemoval:
+        """Remove the container and whatever the agent left in it (safe_tree.remove_tree: never recursive,
+        never through a link, nothing outside it touched); never raises: what is left is in the result."""
+        return remove_tree(self.container, time_budget_s)
+
+    def restore_access(self) -> list[str]:
+        """Once the agent is gone: the runner's access to the sandbox folder and answer.json back (an agent
+        may leave them mode 000; safe_tree.restore_owner_access: never through a link, the answer's mode
+        only when it has a single link).  What was changed."""
+        return restore_owner_access(self.answer_path)
+
+    def state(self) -> dict[str, tuple | None]:
+        """What `touched` compares: lstat of the sandbox folder and of its three files (no link followed,
+        nothing listed or read: four system calls whatever the agent left)."""
+        out: dict[str, tuple | None] = {}
+        for name in ("", *SANDBOX_FILES):
+            try:
+                st = os.lstat(self.path / name if name else self.path)
+            except OSError:
+                out[name] = None
+                continue
+            out[name] = ((st.st_ino, st.st_mode, st.st_nlink, st.st_mtime_ns, st.st_ctime_ns,
+                          None if stat.S_ISDIR(st.st_mode) else st.st_size),
+                         st.st_atime_ns if name in READ_EVIDENCE else None)
+        return out
 
 
 def create_sandbox(base: Path, *, media: Path, instruction_text: str, seed_bytes: bytes,
@@ -152,7 +187,7 @@ def create_sandbox(base: Path, *, media: Path, instruction_text: str, seed_bytes
                        instruction_sha256=text_digest(instruction_text),
                        prompt_sha256=text_digest(prompt), seed_bytes=seed_bytes)
     except BaseException:
-        shutil.rmtree(container, ignore_errors=True)
+        remove_tree(container)
         raise
 
 
@@ -190,3 +225,75 @@ def agent_environment(base_env: dict[str, str], forbidden: list[Path], sandbox: 
     env["PWD"] = str(sandbox)
     env[CELL_MARKER_ENV] = marker
     return env, sorted(set(changed) - {"PWD", "OLDPWD"})  # those two are always replaced
+
+
+def touched(before: dict[str, tuple | None], after: dict[str, tuple | None]) -> list[str]:
+    """What the agent did to its sandbox between two `Sandbox.state()`s, as evidence it ran: an entry
+    created, removed or renamed in the sandbox folder or its mode changed ("sandbox folder changed"), one
+    of the three files written, replaced, removed, linked or its mode changed ("answer.json changed"), or
+    match.mp4 / instruction.md read ("instruction.md read": where the filesystem records access times;
+    OpenWatch sees the opens in any case).  The sandbox folder's own access time is not evidence: an
+    interpreter lists its working directory while it looks for a module, before any of the agent's code
+    runs."""
+    out = []
+    for name, was in before.items():
+        now = after.get(name)
+        label = name or "sandbox folder"
+        if was is None or now is None or was[0] != now[0]:
+            out.append(f"{label} changed")
+        elif was[1] != now[1]:
+            out.append(f"{label} read")
+    return out
+
+
+class OpenWatch:
+    """Which of READ_EVIDENCE the agent opened while it worked: Linux inotify on the sandbox folder, which
+    sees the agent's opens through its bind mount whatever the filesystem records of access times (a
+    folder mounted noatime records none).  An open of the folder itself (an interpreter listing its
+    working directory) names no file and is not counted.  Where inotify cannot be had (its per-user
+    limit), `opened()` is None and the access times alone tell."""
+
+    def __init__(self, folder: Path):
+        self.fd = -1
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+            if fd >= 0 and libc.inotify_add_watch(fd, os.fsencode(folder), _IN_OPEN) >= 0:
+                self.fd = fd
+            elif fd >= 0:
+                os.close(fd)
+        except (OSError, AttributeError):
+            pass
+
+    def opened(self, limit: int = 1 << 20) -> list[str] | None:
+        """The files of READ_EVIDENCE opened since the watch began (at most `limit` bytes of events read;
+        an overflowed queue counts as an open: the agent opened thousands of files there); closes the
+        watch."""
+        if self.fd < 0:
+            return None
+        names = {n.encode(): n for n in READ_EVIDENCE}
+        seen: list[str] = []
+        got = 0
+        try:
+            while got < limit:
+                try:
+                    data = os.read(self.fd, 1 << 16)
+                except BlockingIOError:
+                    break
+                got += len(data)
+                i = 0
+                while 0 < len(data) - i >= 16:
+                    _, mask, _, size = struct.unpack_from("iIII", data, i)
+                    name = names.get(data[i + 16:i + 16 + size].rstrip(b"\0"))
+                    i += 16 + size
+                    what = "more files than inotify could queue" if mask & _IN_Q_OVERFLOW else name
+                    if what and what not in seen:
+                        seen.append(what)
+                if not data:
+                    break
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+            self.fd = -1
+        return seen

@@ -115,31 +115,52 @@ def _release_shepherd(shep: subprocess.Popen, log) -> None:
 
 class LogPump(threading.Thread):
     """Copies one of the agent's output pipes into its log file, at most `cap` bytes; reads (and
-    counts, and drops) the rest so the agent never blocks on a full pipe."""
+    counts, and drops) the rest so the agent never blocks on a full pipe.  A log that cannot be written
+    (a disk the agent filled) is drained all the same: what was not written is counted as dropped and
+    `error` says why."""
 
     def __init__(self, name: str, fd: int, path: Path, cap: int):
         super().__init__(daemon=True, name=f"run-b-log-{name}")
         self.key, self.fd, self.path, self.cap = name, fd, path, cap
         self.total = self.written = 0
+        self.error: str | None = None
+
+    def _store(self, out: int | None, data: bytes) -> int | None:
+        """Write what fits under the cap; the descriptor to go on with (None once writing failed)."""
+        chunk = data[:max(0, self.cap - self.written)]
+        while out is not None and chunk:
+            try:
+                n = os.write(out, chunk)
+            except OSError as exc:
+                self.error = f"{self.path.name}: {exc.strerror or exc}"
+                return None
+            self.written += n
+            chunk = chunk[n:]
+        return out
 
     def run(self) -> None:
-        with open(self.path, "wb") as f:
+        out = None
+        try:
             try:
-                while True:
-                    try:
-                        data = os.read(self.fd, 1 << 16)
-                    except OSError:
-                        break
-                    if not data:
-                        break
-                    self.total += len(data)
-                    room = self.cap - self.written
-                    if room > 0:
-                        f.write(data[:room])
-                        f.flush()
-                        self.written += min(room, len(data))
-            finally:
-                os.close(self.fd)
+                out = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+            except OSError as exc:
+                self.error = f"{self.path.name}: {exc.strerror or exc}"
+            while True:
+                try:
+                    data = os.read(self.fd, 1 << 16)
+                except OSError:
+                    break
+                if not data:
+                    break
+                self.total += len(data)
+                kept = self._store(out, data)
+                if kept is None and out is not None:
+                    os.close(out)
+                out = kept
+        finally:
+            os.close(self.fd)
+            if out is not None:
+                os.close(out)
 
 
 def start_pumps(stdout_fd: int, stderr_fd: int, logs: Path, cap: int, pumps: list) -> None:
