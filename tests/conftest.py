@@ -16,6 +16,23 @@ def J():
     return load_judge()
 
 
+@pytest.fixture
+def import_refused(tmp_path, capsys):
+    """import_refused(game, fmt, *files) -> the one line `import-cases --game G --FMT FILE..` printed when it
+    refused the record (exit 2, no traceback, no tasks tree written); fails the test otherwise."""
+    from video_arena.importing import cli as import_cli
+
+    def run(game: str, fmt: str, *files) -> str:
+        tree = tmp_path / "refused-tree"
+        rc = import_cli.main(["--tasks-root", str(tree), "--game", game, f"--{fmt}", *map(str, files),
+                              "--licence", "test"])
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+        assert "nothing was written" in err and not tree.exists(), err
+        return err
+    return run
+
+
 @pytest.fixture(scope="module")
 def no_tasks_env():
     """A test module's own tasks tree is the tasks and media root, whatever the shell exports."""

@@ -69,6 +69,25 @@ def read_json_object(path: Path, cap: int = MAX_RECORD_BYTES) -> tuple[dict[str,
     return doc, ""
 
 
+def read_record_text(path: Path, cap: int) -> str:
+    """The text of a record file a user hands in (a PGN, an SGF, a Gomocup .psq): a regular file of at most
+    `cap` bytes reached through no link, decoded as UTF-8 (a byte-order mark dropped) or, when it is not
+    UTF-8, as Latin-1 (old game records are).  Raises ValueError with one line naming the file."""
+    name = Path(path).name
+    try:
+        data, size = read_bounded(path, cap)
+    except OSError as exc:
+        raise ValueError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+    if size > cap:
+        raise ValueError(f"{name}: {size} bytes, more than the {cap} such a file may have")
+    if b"\x00" in data:
+        raise ValueError(f"{name}: holds NUL bytes: not a text record")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
 def json_text(obj: Any) -> str:
     """Indented JSON text of a document that may hold lone surrogates (a model's reply cut mid-pair):
     UTF-8 where it can be, \\u escapes (still valid JSON, same value) where it cannot."""
