@@ -98,7 +98,9 @@ def test_the_typed_definition_carries_the_game_knowledge():
     assert chess.baseline_events_per_minute == 6.0 and chess.perception == "the two tinted squares"
     assert "lichess.org" in chess.match_sites and load_definition("doudizhu").match_sites == ()
     assert load_definition("cs2").baseline_events_per_minute is None and load_definition("cs2").perception == ""
-    assert [f for f, _ in load_definition("dota2").record_formats] == ["opendota"] and chess.record_formats == ()
+    assert [f for f, _ in load_definition("dota2").record_formats] == ["opendota"]
+    assert [[f for f, _ in load_definition(g).record_formats] for g in ("chess", "go", "gomoku")] == [["pgn"], ["sgf"], ["psq"]]
+    assert load_definition("doudizhu").record_formats == ()
     # the tasks tree's copy is the same definition
     assert load_game("chess", paths.default_tasks_root()) == chess
 
@@ -133,3 +135,12 @@ def test_the_audit_flags_every_games_match_sites():
         for site in load_definition(game).match_sites:
             rx = dict((name, r) for name, r in A.RULES if name == "match_lookup")["match_lookup"]
             assert rx.search(f"curl -s https://www.{site}/match/123"), (game, site)
+
+
+def test_games_doc_is_generated_and_names_each_record_format():
+    from video_arena.games.cli import games_doc
+
+    doc = (paths.REPO_ROOT / "docs" / "GAMES.md").read_text(encoding="utf-8")
+    assert doc == games_doc()
+    for game, fmt in (("chess", "pgn"), ("go", "sgf"), ("gomoku", "psq"), ("dota2", "opendota")):
+        assert f"`video-arena import-cases --game {game} --{fmt} FILE`" in doc

@@ -92,6 +92,8 @@ def games_doc() -> str:
         out += [f"- **V_t**: {' '.join(d.value_definition.split())}",
                 f"- **dead band**: {d.band}; neutral value {d.value_neutral}; states "
                 f"`{d.state_above}` / `{d.state_below}` / `{d.state_even}`"]
+        out += [f"- **record files** (`video-arena import-cases --game {d.name} --{fmt} FILE`, docs/IMPORTING.md): "
+                f"{' '.join(text.split())}" for fmt, text in d.record_formats]
         extra = d.raw.get("docs", {}).get("notes")
         if extra:
             out += ["", extra.strip()]
