@@ -33,6 +33,24 @@ def import_refused(tmp_path, capsys):
     return run
 
 
+@pytest.fixture
+def import_refuses_unreadable(tmp_path, import_refused):
+    """import_refuses_unreadable(game, fmt, cap, good_file): a record file of cap + 1 bytes and a symbolic
+    link to a good one are each refused in one line (a FIFO too, without blocking)."""
+    def run(game: str, fmt: str, cap: int, good) -> None:
+        big = tmp_path / f"big.{fmt}"
+        with open(big, "wb") as f:
+            f.truncate(cap + 1)
+        assert f"more than the {cap}" in import_refused(game, fmt, big)
+        link = tmp_path / f"link.{fmt}"
+        link.symlink_to(good)
+        assert "cannot be read" in import_refused(game, fmt, link)
+        fifo = tmp_path / f"fifo.{fmt}"
+        os.mkfifo(fifo)
+        assert "not a regular file" in import_refused(game, fmt, fifo)
+    return run
+
+
 @pytest.fixture(scope="module")
 def no_tasks_env():
     """A test module's own tasks tree is the tasks and media root, whatever the shell exports."""

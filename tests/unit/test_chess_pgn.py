@@ -6,7 +6,6 @@ from __future__ import annotations
 import bz2
 import io
 import json
-import os
 from pathlib import Path
 
 import chess
@@ -159,20 +158,19 @@ def test_a_final_position_that_contradicts_the_result_is_refused():
         assert P.refusal(dict(record, source={"id": "t", "result": "0-1"})) == ""
 
 
-def test_caps_size_games_plies_and_non_regular_files(tmp_path, monkeypatch, import_refused):
-    big = tmp_path / "big.pgn"
-    with open(big, "wb") as f:
-        f.truncate(R.MAX_PGN_BYTES + 1)
-    assert f"more than the {R.MAX_PGN_BYTES}" in import_refused("chess", "pgn", big)
-    fifo = tmp_path / "fifo.pgn"
-    os.mkfifo(fifo)
-    assert "not a regular file" in import_refused("chess", "pgn", fifo)
-    link = tmp_path / "link.pgn"
-    link.symlink_to(DEEP_BLUE)
-    assert "cannot be read" in import_refused("chess", "pgn", link)
+def test_caps_size_games_plies_and_non_regular_files(monkeypatch, import_refused, import_refuses_unreadable):
+    import_refuses_unreadable("chess", "pgn", R.MAX_PGN_BYTES, DEEP_BLUE)
     monkeypatch.setattr(R, "MAX_PLIES", 60)
     records = R.read_pgn(DEEP_BLUE)
     assert records[0]["reader_error"] == f"{DEEP_BLUE.name} game 1: more than 60 plies" and len(records[0]["moves"]) == 60
     assert "more than 60 plies" in P.refusal(records[0])
     monkeypatch.setattr(R, "MAX_GAMES", 5)
     assert "more than 5 games" in import_refused("chess", "pgn", DEEP_BLUE)
+
+
+def test_the_importing_doc_states_the_readers_caps():
+    doc = (TESTS.parent / "docs" / "IMPORTING.md").read_text(encoding="utf-8")
+    for cap in (f"at most {R.MAX_PGN_BYTES // 2**20} MiB", f"at most {R.MAX_GAMES:,} games",
+                f"at most {R.MAX_PLIES} plies read per game", f"cut to {R.MAX_HEADER_CHARS} characters",
+                f"fewer than {C.MIN_PLIES}", f"more than {C.MAX_PLIES} plies"):
+        assert cap in " ".join(doc.split()), cap

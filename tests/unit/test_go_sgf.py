@@ -152,16 +152,18 @@ def test_a_game_the_cases_cannot_use_is_refused_in_one_line(tmp_path, import_ref
     assert needle in import_refused("go", "sgf", write(tmp_path, edit(fox_text())))
 
 
-def test_caps_size_moves_and_non_regular_files(tmp_path, monkeypatch, import_refused):
-    big = tmp_path / "big.sgf"
-    with open(big, "wb") as f:
-        f.truncate(S.MAX_SGF_BYTES + 1)
-    assert f"more than the {S.MAX_SGF_BYTES}" in import_refused("go", "sgf", big)
-    link = tmp_path / "link.sgf"
-    link.symlink_to(FOX)
-    assert "cannot be read" in import_refused("go", "sgf", link)
+def test_caps_size_moves_and_non_regular_files(tmp_path, monkeypatch, import_refused, import_refuses_unreadable):
+    import_refuses_unreadable("go", "sgf", S.MAX_SGF_BYTES, FOX)
     monkeypatch.setattr(S, "MAX_MOVES", 50)
     assert "100 moves, more than the 50 read" in import_refused("go", "sgf", FOX)
     # variations nested 100,000 deep: one pass, no recursion, the main line's length refused
     deep = write(tmp_path, "(;GM[1]KM[6.5]RE[B+R]" + "(;B[aa]" * 100_000 + ")" * 100_001)
     assert "100000 moves, more than the 50 read" in import_refused("go", "sgf", deep)
+
+
+def test_the_importing_doc_states_the_readers_caps():
+    doc = " ".join((TESTS.parent / "docs" / "IMPORTING.md").read_text(encoding="utf-8").split())
+    for cap in (f"at most {S.MAX_SGF_BYTES // 2**20} MiB", f"at most {S.MAX_MOVES:,} moves read",
+                f"more than {S.MAX_HANDICAP}", f"within ±{S.KOMI_LIMIT:g}",
+                f"fewer than {gp.MIN_MOVES} or more than {gp.MAX_MOVES} moves"):
+        assert cap in doc, cap

@@ -98,13 +98,16 @@ def test_a_game_the_cases_cannot_use_is_refused_in_one_line(tmp_path, import_ref
     assert needle in import_refused("gomoku", "psq", make(tmp_path))
 
 
-def test_caps_size_stones_and_non_regular_files(tmp_path, import_refused):
-    big = tmp_path / "big.psq"
-    with open(big, "wb") as f:
-        f.truncate(Q.MAX_PSQ_BYTES + 1)
-    assert f"more than the {Q.MAX_PSQ_BYTES}" in import_refused("gomoku", "psq", big)
-    link = tmp_path / "link.psq"
-    link.symlink_to(game_file(tmp_path))
-    assert "cannot be read" in import_refused("gomoku", "psq", link)
+def test_caps_size_stones_and_non_regular_files(tmp_path, import_refused, import_refuses_unreadable):
+    import_refuses_unreadable("gomoku", "psq", Q.MAX_PSQ_BYTES, game_file(tmp_path))
     full = [f"{x},{y},0" for y in range(1, 16) for x in range(1, 16)]
     assert "more than 225 stones" in import_refused("gomoku", "psq", write(tmp_path, [HEADER, *full, "1,1,0"]))
+
+
+def test_the_importing_doc_states_the_readers_caps():
+    doc = " ".join((TESTS.parent / "docs" / "IMPORTING.md").read_text(encoding="utf-8").split())
+    for cap in (f"at most {Q.MAX_PSQ_BYTES // 1024} KiB", f"at most {E.SIZE * E.SIZE} stones",
+                f"cut to {Q.MAX_NAME_CHARS} characters", f"fewer than {G.MIN_MOVES} or more than {G.MAX_MOVES} stones",
+                "0 to 10^9 ms"):
+        assert cap in doc, cap
+    assert Q.MAX_MS == 10**9

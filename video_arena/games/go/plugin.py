@@ -19,6 +19,7 @@ from typing import Any, Iterator
 from PIL import Image
 
 from video_arena.games.base import GamePlugin, Step
+from video_arena.games.record_files import OneMatchPerFile
 from video_arena.games.stone_board import StoneBoard, StoneStyle
 from video_arena.games.go import evaluator as kg
 from video_arena.games.go.sgf_file import match_key, read_sgf
@@ -205,8 +206,9 @@ def think_time(i: int, n: int, captured: bool, rng: random.Random) -> float:
     return round(min(max(t, 2.0), 300.0), 1)
 
 
-class GoPlugin(GamePlugin):
+class GoPlugin(OneMatchPerFile, GamePlugin):
     name = "go"
+    record_readers = {"sgf": read_sgf}   # a user's .sgf file: one game each
     fps = 2  # still board between moves: 0.5 s resolution is plenty (tolerance 3 s) and encodes 2.5x faster
     lead_in_s = 5.0
     tail_s = 8.0
@@ -238,21 +240,6 @@ class GoPlugin(GamePlugin):
         return steps
 
     # -- a user's SGF file (game.toml [import] record_formats) --
-    def records_from_files(self, fmt: str, paths: list[Path]) -> list[dict[str, Any]]:
-        if fmt != "sgf":
-            raise ValueError(f"Go reads no {fmt!r} files, only SGF")
-        return [read_sgf(Path(p)) for p in paths]
-
-    def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
-        """The game of one SGF file; ValueError with one line when it is not one the cases can use."""
-        if len(paths) != 1:
-            raise ValueError(f"one SGF file is one game: give one file, not {len(paths)}")
-        record = self.records_from_files(fmt, paths)[0]
-        why = self.refusal(record)
-        if why:
-            raise ValueError(f"{Path(paths[0]).name}: {why}")
-        return record
-
     def refusal(self, record: dict[str, Any]) -> str:
         return rules_refusal(record)
 

@@ -20,6 +20,7 @@ from PIL import Image, ImageFont
 
 from video_arena.digests import derived_int
 from video_arena.games.base import GamePlugin, Step
+from video_arena.games.record_files import OneMatchPerFile
 from video_arena.games.gomoku import engine as E
 from video_arena.games.gomoku.psq import match_key, read_psq
 from video_arena.games.stone_board import StoneBoard, StoneStyle
@@ -164,8 +165,9 @@ def rules_refusal(record: dict[str, Any]) -> str:
     return ""
 
 
-class GomokuPlugin(GamePlugin):
+class GomokuPlugin(OneMatchPerFile, GamePlugin):
     name = "gomoku"
+    record_readers = {"psq": read_psq}   # a user's .psq file: one game each
     fps = 5
     lead_in_s = 4.0
     tail_s = 6.0
@@ -183,21 +185,6 @@ class GomokuPlugin(GamePlugin):
         return out
 
     # -- a user's .psq file (game.toml [import] record_formats) --
-    def records_from_files(self, fmt: str, paths: list[Path]) -> list[dict[str, Any]]:
-        if fmt != "psq":
-            raise ValueError(f"Gomoku reads no {fmt!r} files, only Piskvork .psq")
-        return [read_psq(Path(p)) for p in paths]
-
-    def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
-        """The game of one .psq file; ValueError with one line when it is not one the cases can use."""
-        if len(paths) != 1:
-            raise ValueError(f"one .psq file is one game: give one file, not {len(paths)}")
-        record = self.records_from_files(fmt, paths)[0]
-        why = self.refusal(record)
-        if why:
-            raise ValueError(f"{Path(paths[0]).name}: {why}")
-        return record
-
     def refusal(self, record: dict[str, Any]) -> str:
         return rules_refusal(record)
 
