@@ -184,6 +184,13 @@ def draw(board: chess.Board, last: chess.Move | None):
     return img
 
 
+@functools.lru_cache(maxsize=1)
+def _candidates(plugin: "ChessPlugin") -> tuple[int, ...]:
+    """The collection's selectable games (its rules replayed once per process: about a second of python-chess)."""
+    return tuple(i for i in range(len(load_games()))
+                 if i not in EXCLUDED_INDICES and not plugin.refusal(plugin.record_of(i)))
+
+
 class ChessPlugin(GamePlugin):
     name = "chess"
     fps = 2
@@ -194,7 +201,7 @@ class ChessPlugin(GamePlugin):
     # -- records -----------------------------------------------------------------------------------
     def candidates(self) -> list[int]:
         """The collection's games the cases may use: the game's rules (`refusal`) and not EXCLUDED_INDICES."""
-        return [i for i in range(len(load_games())) if i not in EXCLUDED_INDICES and not self.refusal(self.record_of(i))]
+        return list(_candidates(self))
 
     def record_of(self, index: int) -> dict[str, Any]:
         h, moves = load_games()[index]
