@@ -16,6 +16,41 @@ def J():
     return load_judge()
 
 
+@pytest.fixture
+def import_refused(tmp_path, capsys):
+    """import_refused(game, fmt, *files) -> the one line `import-cases --game G --FMT FILE..` printed when it
+    refused the record (exit 2, no traceback, no tasks tree written); fails the test otherwise."""
+    from video_arena.importing import cli as import_cli
+
+    def run(game: str, fmt: str, *files) -> str:
+        tree = tmp_path / "refused-tree"
+        rc = import_cli.main(["--tasks-root", str(tree), "--game", game, f"--{fmt}", *map(str, files),
+                              "--licence", "test"])
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+        assert "nothing was written" in err and not tree.exists(), err
+        return err
+    return run
+
+
+@pytest.fixture
+def import_refuses_unreadable(tmp_path, import_refused):
+    """import_refuses_unreadable(game, fmt, cap, good_file): a record file of cap + 1 bytes and a symbolic
+    link to a good one are each refused in one line (a FIFO too, without blocking)."""
+    def run(game: str, fmt: str, cap: int, good) -> None:
+        big = tmp_path / f"big.{fmt}"
+        with open(big, "wb") as f:
+            f.truncate(cap + 1)
+        assert f"more than the {cap}" in import_refused(game, fmt, big)
+        link = tmp_path / f"link.{fmt}"
+        link.symlink_to(good)
+        assert "cannot be read" in import_refused(game, fmt, link)
+        fifo = tmp_path / f"fifo.{fmt}"
+        os.mkfifo(fifo)
+        assert "not a regular file" in import_refused(game, fmt, fifo)
+    return run
+
+
 @pytest.fixture(scope="module")
 def no_tasks_env():
     """A test module's own tasks tree is the tasks and media root, whatever the shell exports."""

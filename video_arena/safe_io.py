@@ -269,6 +269,19 @@ def whole_number(v: Any, lo: int, hi: int) -> int | None:
     return v if lo <= v <= hi else None
 
 
+def read_record_text(path: Path, cap: int) -> str:
+    """The text of a record file a user hands in (a PGN, an SGF, a Gomocup .psq): `read_capped`'s bytes,
+    decoded as UTF-8 (a byte-order mark dropped) or, when it is not UTF-8, as Latin-1 (old game records
+    are).  Raises FileRefused (a ValueError) with one line naming the file."""
+    data = read_capped(path, cap)
+    if b"\x00" in data:
+        raise FileRefused(f"{path}: holds NUL bytes: not a text record")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
 def json_text(obj: Any) -> str:
     """Indented JSON text of a document that may hold lone surrogates (a model's reply cut mid-pair):
     UTF-8 where it can be, \\u escapes (still valid JSON, same value) where it cannot."""

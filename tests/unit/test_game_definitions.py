@@ -98,7 +98,9 @@ def test_the_typed_definition_carries_the_game_knowledge():
     assert chess.baseline_events_per_minute == 6.0 and chess.perception == "the two tinted squares"
     assert "lichess.org" in chess.match_sites and load_definition("doudizhu").match_sites == ()
     assert load_definition("cs2").baseline_events_per_minute is None and load_definition("cs2").perception == ""
-    assert [f for f, _ in load_definition("dota2").record_formats] == ["opendota"] and chess.record_formats == ()
+    assert [f for f, _ in load_definition("dota2").record_formats] == ["opendota"]
+    assert [[f for f, _ in load_definition(g).record_formats] for g in ("chess", "go", "gomoku")] == [["pgn"], ["sgf"], ["psq"]]
+    assert load_definition("doudizhu").record_formats == ()
     # the tasks tree's copy is the same definition
     assert load_game("chess", paths.default_tasks_root()) == chess
 
@@ -141,6 +143,7 @@ def test_the_record_formats_are_declared_and_docs_games_lists_them():
     assert [f for f, _ in load_definition("sc2").record_formats] == ["sc2replay"]
     assert [f for f, _ in load_definition("badminton").record_formats] == ["shuttleset"]
     doc = games_doc()
-    for game, fmt in (("sc2", "sc2replay"), ("badminton", "shuttleset"), ("dota2", "opendota")):
+    for game, fmt in (("sc2", "sc2replay"), ("badminton", "shuttleset"), ("dota2", "opendota"),
+                      ("chess", "pgn"), ("go", "sgf"), ("gomoku", "psq")):
         assert f"`video-arena import-cases --game {game} --{fmt} FILE ...`" in doc
     assert (paths.REPO_ROOT / "docs" / "GAMES.md").read_text(encoding="utf-8") == doc   # regenerated

@@ -23,6 +23,7 @@ import chess.pgn
 
 from video_arena.digests import sha256_file
 from video_arena.games.base import GamePlugin, Step
+from video_arena.games.chess.pgn import match_key, read_pgn
 
 DATA = Path(__file__).resolve().parent / "data" / "chess_masters_WCC.pgn.bz2"
 COLLECTION = "wcc-1886-1985"
@@ -183,6 +184,13 @@ def draw(board: chess.Board, last: chess.Move | None):
     return img
 
 
+@functools.lru_cache(maxsize=1)
+def _candidates(plugin: "ChessPlugin") -> tuple[int, ...]:
+    """The collection's selectable games (its rules replayed once per process: about a second of python-chess)."""
+    return tuple(i for i in range(len(load_games()))
+                 if i not in EXCLUDED_INDICES and not plugin.refusal(plugin.record_of(i)))
+
+
 class ChessPlugin(GamePlugin):
     name = "chess"
     fps = 2
@@ -192,11 +200,8 @@ class ChessPlugin(GamePlugin):
 
     # -- records -----------------------------------------------------------------------------------
     def candidates(self) -> list[int]:
-        out = []
-        for i, (h, moves) in enumerate(load_games()):
-            if h.get("Result") in ("1-0", "0-1") and MIN_PLIES <= len(moves) <= MAX_PLIES and i not in EXCLUDED_INDICES:
-                out.append(i)
-        return out
+        """The collection's games the cases may use: the game's rules (`refusal`) and not EXCLUDED_INDICES."""
+        return list(_candidates(self))
 
     def record_of(self, index: int) -> dict[str, Any]:
         h, moves = load_games()[index]
@@ -216,6 +221,56 @@ class ChessPlugin(GamePlugin):
             raise ValueError(f"chess: {n} cases asked, {len(cands)} candidate games")
         picked = random.Random(f"chess/select/{seed}").sample(cands, n)
         return [self.record_of(i) for i in picked]
+
+    # -- a user's PGN file (game.toml [import] record_formats) ----------------------------------------
+    def records_from_files(self, fmt: str, paths: list[Path]) -> list[dict[str, Any]]:
+        """Every game of the PGN files, in file order (a game the reader could not take whole carries
+        `reader_error`, which `refusal` gives)."""
+        if fmt != "pgn":
+            raise ValueError(f"chess reads no {fmt!r} files, only PGN")
+        return [record for path in paths for record in read_pgn(Path(path))]
+
+    def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
+        """The one game these PGN files hold, or with several, the first that qualifies (`refusal`);
+        ValueError with the first game's refusal when none does."""
+        records = self.records_from_files(fmt, paths)
+        for record in records:
+            if not self.refusal(record):
+                return record
+        first = self.refusal(records[0])
+        more = f" (and none of the other {len(records) - 1} games qualifies)" if len(records) > 1 else ""
+        raise ValueError(f"{first}{more}")
+
+    def refusal(self, record: dict[str, Any]) -> str:
+        """The rules every case's game meets, the built-in selection's and an import's: standard chess read
+        whole, a decisive result (1-0 or 0-1), MIN_PLIES..MAX_PLIES plies, every move legal, and a final
+        position that does not contradict the result (a mate of the winner, a stalemate)."""
+        src = record["source"]
+        where = f"{src.get('file', src.get('id'))} game {src['game']}" if "game" in src else src.get("id", "")
+        if record.get("reader_error"):
+            return str(record["reader_error"])
+        result = src.get("result", "")
+        if result not in ("1-0", "0-1"):
+            return f"{where}: result {result or '(none)'!r} is not decisive (1-0 or 0-1)"
+        n = len(record["moves"])
+        if not MIN_PLIES <= n <= MAX_PLIES:
+            return f"{where}: {n} plies, outside the {MIN_PLIES}-{MAX_PLIES} a case has"
+        board = chess.Board(record.get("start_fen", chess.STARTING_FEN))
+        for ply, uci in enumerate(record["moves"], 1):
+            try:
+                move = chess.Move.from_uci(uci)
+            except ValueError:
+                return f"{where}: move {uci!r} at ply {ply} is not a move"
+            if not board.is_legal(move):
+                return f"{where}: illegal move {uci} at ply {ply}"
+            board.push(move)
+        outcome = board.outcome(claim_draw=False)
+        if outcome is not None and outcome.result() != result:
+            return f"{where}: the final position is {outcome.termination.name.lower()} ({outcome.result()}), not {result}"
+        return ""
+
+    def match_key(self, record: dict[str, Any]) -> str:
+        return match_key(record)
 
     def replay(self, record: dict[str, Any]) -> list[Step]:
         steps = []
@@ -324,7 +379,7 @@ class ChessPlugin(GamePlugin):
         }
 
     def case_summary(self, record: dict[str, Any]) -> dict[str, Any]:
-        return {"collection": COLLECTION, "id": record["source"]["id"]}
+        return {"collection": record["source"]["collection"], "id": record["source"]["id"]}
 
 
 PLUGIN = ChessPlugin()

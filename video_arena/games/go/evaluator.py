@@ -36,6 +36,7 @@ KATAGO_VERSION = "1.18.1"
 MODEL_NAME = "b10c384h6nbttflrs.bin.gz"
 MAX_VISITS = 1
 RULES = "japanese"
+WHITE_PLAYER = "W"   # who moves first after handicap stones
 
 EVALUATOR = {
     "engine": f"KataGo v{KATAGO_VERSION} (OpenCL AppImage, CPU via pocl)",
@@ -137,8 +138,12 @@ def engine() -> KataGo:
     return _ENGINE
 
 
-def cache_path(game_id: str, gtp_moves: list[list[str]], komi: float) -> Path:
-    key = json.dumps({"evaluator": EVALUATOR, "moves": gtp_moves, "komi": komi}, sort_keys=True)
+def cache_path(game_id: str, gtp_moves: list[list[str]], komi: float,
+               initial_stones: list[list[str]] | None = None) -> Path:
+    doc: dict[str, Any] = {"evaluator": EVALUATOR, "moves": gtp_moves, "komi": komi}
+    if initial_stones:   # only when there are any: a game without keeps its cache file name
+        doc["initial_stones"] = initial_stones
+    key = json.dumps(doc, sort_keys=True)
     digest = sha256_text(key)[:16]
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in game_id)
     return vt_cache_dir() / f"{safe}-{digest}.json"
@@ -164,10 +169,12 @@ def _save_cache(path: Path, game_id: str, values: dict[int, float], seconds: flo
 
 
 def black_winrates(game_id: str, gtp_moves: list[list[str]], komi: float,
-                   progress: Callable[[int, int], None] | None = None) -> list[float]:
-    """Black's win rate before the first move and after every move (len(moves) + 1 values)."""
+                   progress: Callable[[int, int], None] | None = None,
+                   initial_stones: list[list[str]] | None = None) -> list[float]:
+    """Black's win rate before the first move and after every move (len(moves) + 1 values); the
+    position starts with `initial_stones` ([colour, vertex], e.g. handicap stones) on the board."""
     n = len(gtp_moves) + 1
-    path = cache_path(game_id, gtp_moves, komi)
+    path = cache_path(game_id, gtp_moves, komi, initial_stones)
     values = _load_cache(path)
     seconds = 0.0
     if path.is_file():
@@ -181,6 +188,9 @@ def black_winrates(game_id: str, gtp_moves: list[list[str]], komi: float,
     if missing:
         query = {"id": f"va-{game_id}", "moves": gtp_moves, "rules": RULES, "komi": komi,
                  "boardXSize": 19, "boardYSize": 19, "analyzeTurns": missing, "maxVisits": MAX_VISITS}
+        if initial_stones:
+            query |= {"initialStones": initial_stones,
+                      "initialPlayer": gtp_moves[0][0] if gtp_moves else WHITE_PLAYER}
         t0 = last_save = time.monotonic()
         for reply in engine().query(query, len(missing)):
             values[int(reply["turnNumber"])] = float(reply["rootInfo"]["winrate"])

@@ -3,7 +3,10 @@
 Records come from Debian's goban-original-games 1.1-6 (596 professional games, 1941-1997, the SGF
 files copied unchanged into data/goban/, GPL-2+ packaging: see data/README.md).  The selection keeps
 decisive games with a known komi, no setup stones, strictly alternating legal moves and 80-140 moves
-(the V_t cost is per position; short professional games all end by resignation).
+(the V_t cost is per position; short professional games all end by resignation).  A user's SGF file
+becomes a record of the same shape (sgf_file.py: `import-cases --sgf`), with its own komi and handicap
+stones (`handicap`: Black's AB points, on the board from the first frame and in KataGo's query); both
+paths keep to the game's rules, `rules_refusal`.
 """
 from __future__ import annotations
 
@@ -16,8 +19,10 @@ from typing import Any, Iterator
 from PIL import Image
 
 from video_arena.games.base import GamePlugin, Step
+from video_arena.games.record_files import OneMatchPerFile
 from video_arena.games.stone_board import StoneBoard, StoneStyle
 from video_arena.games.go import evaluator as kg
+from video_arena.games.go.sgf_file import match_key, read_sgf
 from video_arena.games.go.rules import (BLACK, WHITE, Board, IllegalMove, SgfError, parse_sgf, sgf_to_gtp,
                                         sgf_to_where, sgf_to_xy)
 
@@ -93,6 +98,8 @@ def load_record(name: str) -> dict[str, Any]:
 
 
 def _reject_reason(path: Path) -> str:
+    """Why data file `path` is not selectable: the collection's curation (no setup stones or handicap, a
+    usual komi, not EXCLUDED) or the game's rules (`rules_refusal`); "" for a selectable game."""
     try:
         rec = load_record(path.name)
         game = parse_sgf(path.read_text(encoding="latin-1"))
@@ -106,22 +113,34 @@ def _reject_reason(path: Path) -> str:
         return f"komi {rec['komi']}"
     if path.stem in EXCLUDED:
         return f"excluded: {EXCLUDED[path.stem]}"
-    if winner(rec) is None:
-        return f"result {rec['result']!r} is not decisive"
-    moves = rec["moves"]
+    return rules_refusal(rec)
+
+
+def rules_refusal(record: dict[str, Any]) -> str:
+    """The rules every case's game meets, the built-in selection's and an import's: 19x19, a decided game
+    (B+ or W+), MIN_MOVES..MAX_MOVES moves, the players alternating (White first after handicap stones),
+    no pass (the board would not change: the video cannot show it) and every stone legal; "" when fine."""
+    if int(record.get("size", SIZE)) != SIZE:
+        return f"size {record.get('size')}: Go cases are {SIZE}x{SIZE}"
+    if winner(record) is None:
+        return f"result {record.get('result', '')!r} is not decisive"
+    moves = record["moves"]
     if not (MIN_MOVES <= len(moves) <= MAX_MOVES):
-        return f"{len(moves)} moves"
+        return f"{len(moves)} moves, outside the {MIN_MOVES}-{MAX_MOVES} a case has"
+    first = WHITE if record.get("handicap") else BLACK
     for i, (c, _) in enumerate(moves):
-        if c != (BLACK if i % 2 == 0 else WHITE):
+        if c != (first if i % 2 == 0 else (BLACK if first == WHITE else WHITE)):
             return f"move {i + 1} is not alternating"
+    for i, (c, p) in enumerate(moves):
+        try:
+            if sgf_to_xy(p, SIZE) is None:
+                return f"has a pass (move {i + 1}): the board does not change, the video cannot show it"
+        except SgfError as exc:
+            return f"illegal: move {i + 1}: {exc}"
     try:
-        board = Board(SIZE)
-        for c, p in moves:
-            xy = sgf_to_xy(p, SIZE)
-            if xy is None:
-                return "has a pass"
-            board.play(c, xy)
-    except (IllegalMove, SgfError) as exc:
+        for _ in positions(record):
+            pass
+    except ValueError as exc:
         return f"illegal: {exc}"
     return ""
 
@@ -139,6 +158,8 @@ def positions(record: dict[str, Any]) -> Iterator[tuple[Board, list[tuple[int, i
     """(board, stones captured by the move that made it) for position 0 (empty) .. n_steps."""
     size = int(record.get("size", SIZE))
     board = Board(size)
+    for point in record.get("handicap", ()):   # handicap stones: Black's, on the board from the start
+        board.play(BLACK, sgf_to_xy(point, size))
     yield board, []
     for i, (c, p) in enumerate(record["moves"]):
         try:
@@ -185,8 +206,9 @@ def think_time(i: int, n: int, captured: bool, rng: random.Random) -> float:
     return round(min(max(t, 2.0), 300.0), 1)
 
 
-class GoPlugin(GamePlugin):
+class GoPlugin(OneMatchPerFile, GamePlugin):
     name = "go"
+    record_readers = {"sgf": read_sgf}   # a user's .sgf file: one game each
     fps = 2  # still board between moves: 0.5 s resolution is plenty (tolerance 3 s) and encodes 2.5x faster
     lead_in_s = 5.0
     tail_s = 8.0
@@ -217,13 +239,22 @@ class GoPlugin(GamePlugin):
             steps.append(Step(kind, ACTOR[colour], where))
         return steps
 
+    # -- a user's SGF file (game.toml [import] record_formats) --
+    def refusal(self, record: dict[str, Any]) -> str:
+        return rules_refusal(record)
+
+    def match_key(self, record: dict[str, Any]) -> str:
+        return match_key(record)
+
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
         for _ in positions(record):  # legality check before paying for the engine
             pass
         size = int(record.get("size", SIZE))
         gtp = [[c, sgf_to_gtp(p, size)] for c, p in record["moves"]]
-        return kg.black_winrates(record["source"]["id"], gtp, float(record["komi"]), progress=progress)
+        stones = [[BLACK, sgf_to_gtp(p, size)] for p in record.get("handicap", ())]
+        return kg.black_winrates(record["source"]["id"], gtp, float(record["komi"]), progress=progress,
+                                 initial_stones=stones)
 
     def final_value(self, record: dict[str, Any]) -> float | None:
         w = winner(record)

@@ -12,7 +12,7 @@ Coordinates
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 GTP_COLUMNS = "abcdefghjklmnopqrst"  # no "i"
 BLACK, WHITE, EMPTY = "B", "W", "."
@@ -38,6 +38,11 @@ class SgfGame:
     props: dict[str, list[str]]
     moves: list[tuple[str, str]]
     setup: dict[str, list[str]]  # AB/AW/AE found anywhere on the main line (handicap or edits)
+    #: AB/AW/AE of the nodes before the first move (the start position: handicap stones), and whether any
+    #: setup comes after a move (an edited record); `end`: the offset just past the first game tree.
+    initial_setup: dict[str, list[str]] = field(default_factory=dict)
+    setup_after_moves: bool = False
+    end: int = 0
 
     def prop(self, key: str, default: str = "") -> str:
         vals = self.props.get(key)
@@ -119,17 +124,23 @@ def parse_sgf(text: str) -> SgfGame:
     root = nodes[0]
     moves: list[tuple[str, str]] = []
     setup: dict[str, list[str]] = {}
+    initial: dict[str, list[str]] = {}
+    after = False
     for node in nodes:
         for key in ("AB", "AW", "AE"):
             if key in node:
                 setup.setdefault(key, []).extend(node[key])
+                if moves:
+                    after = True
+                else:
+                    initial.setdefault(key, []).extend(node[key])
         has_b, has_w = "B" in node, "W" in node
         if has_b and has_w:
             raise SgfError("a node with both B and W")
         if has_b or has_w:
             colour = BLACK if has_b else WHITE
             moves.append((colour, node[colour][0].strip().lower()))
-    return SgfGame(props=root, moves=moves, setup=setup)
+    return SgfGame(props=root, moves=moves, setup=setup, initial_setup=initial, setup_after_moves=after, end=i)
 
 
 # -- coordinates -------------------------------------------------------------------------------------

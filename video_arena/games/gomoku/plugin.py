@@ -6,7 +6,8 @@ B: 2 plies over the best 8), each with a small seeded randomness among near-best
 Black in even-numbered games of a selection, White in odd ones.  The first two stones are random points
 within two lines of the centre (a seeded opening, so games differ).  The selection keeps decisive
 games of MIN_MOVES..MAX_MOVES moves (seeds that give a shorter or longer game are skipped,
-deterministically).
+deterministically).  A user's Piskvork / Gomocup .psq game file becomes a record of the same shape
+(psq.py: `import-cases --psq`); both paths keep to the game's rules, `rules_refusal`.
 """
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from PIL import Image, ImageFont
 
 from video_arena.digests import derived_int
 from video_arena.games.base import GamePlugin, Step
+from video_arena.games.record_files import OneMatchPerFile
 from video_arena.games.gomoku import engine as E
+from video_arena.games.gomoku.psq import match_key, read_psq
 from video_arena.games.stone_board import StoneBoard, StoneStyle
 
 ENGINE_VERSION = "video-arena-gomoku/1"
@@ -136,8 +139,35 @@ def think_time(kind: str, i: int, rng: random.Random) -> float:
     return round(min(max(t, 1.6), 75.0), 2)
 
 
-class GomokuPlugin(GamePlugin):
+def rules_refusal(record: dict[str, Any]) -> str:
+    """The rules every case's game meets, the built-in selection's and an import's (freestyle, 15x15):
+    MIN_MOVES..MAX_MOVES stones, each on an empty point, none after the first row of five or more, the
+    game ending with that row, and the recorded result its maker; "" when fine."""
+    n = len(record["moves"])
+    if not MIN_MOVES <= n <= MAX_MOVES:
+        return f"{n} stones, outside the {MIN_MOVES}-{MAX_MOVES} a case has"
+    board = E.Board()
+    for k, name in enumerate(record["moves"], 1):
+        try:
+            i = E.idx_of(*E.parse_coord(name))
+        except (ValueError, IndexError):
+            return f"stone {k} ({name!r}) is not a point of the board"
+        if board.over:
+            return f"stone {k} ({name}) comes after the game was won: not a freestyle game"
+        if board.cells[i] != E.EMPTY:
+            return f"stone {k} ({name}) is on an occupied point"
+        board.play(i)
+    if not board.winner:
+        return ("the game ends without five in a row (a draw, a resignation, a time loss or a forbidden move): "
+                "a case needs the winning row")
+    if ACTOR[board.winner] != record.get("result"):
+        return f"{ACTOR[board.winner]} made five but the record says {record.get('result')!r}"
+    return ""
+
+
+class GomokuPlugin(OneMatchPerFile, GamePlugin):
     name = "gomoku"
+    record_readers = {"psq": read_psq}   # a user's .psq file: one game each
     fps = 5
     lead_in_s = 4.0
     tail_s = 6.0
@@ -148,11 +178,18 @@ class GomokuPlugin(GamePlugin):
         while len(out) < n:
             rec = make_record(game_seed(seed, k), a_is_black=len(out) % 2 == 0)
             k += 1
-            if rec["result"] != "draw" and MIN_MOVES <= len(rec["moves"]) <= MAX_MOVES:
+            if not rules_refusal(rec):
                 out.append(rec)
             if k > 50 * n + 100:
                 raise RuntimeError("gomoku: too few games of an acceptable length")
         return out
+
+    # -- a user's .psq file (game.toml [import] record_formats) --
+    def refusal(self, record: dict[str, Any]) -> str:
+        return rules_refusal(record)
+
+    def match_key(self, record: dict[str, Any]) -> str:
+        return match_key(record)
 
     def replay(self, record: dict[str, Any]) -> list[Step]:
         steps = []
