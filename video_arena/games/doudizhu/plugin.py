@@ -101,7 +101,7 @@ def played(record: dict[str, Any], label: str = ""):
     otherwise)."""
     label = label or f"doudizhu record {record['source']['id']}"
     game = start_game(record)
-    if E.hands_with_suits(game) != record["hands"]:
+    if [sorted(h) for h in E.hands_with_suits(game)] != [sorted(h) for h in record["hands"]]:
         raise ValueError(f"{label}: the deal does not match rlcard's")
     steps = []
     for n, (seat, cards) in enumerate(record["plays"]):
