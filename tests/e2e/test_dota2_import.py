@@ -5,14 +5,11 @@ of both protocols, scores 1.0 with the oracle, and re-renders bit-exact with `bu
 from __future__ import annotations
 
 import gzip
-import json
 from pathlib import Path
 
 import pytest
 
-from video_arena.cases import build as B
-from video_arena.harbor import generate, validate
-from video_arena.importing import cli as import_cli
+import record_imports as RI
 
 pytestmark = pytest.mark.slow
 
@@ -30,18 +27,12 @@ def imported(tmp_path_factory) -> Path:
             f = tmp / f"{mid}_{part}.json"
             f.write_bytes(gzip.decompress((FIXTURES / f"{mid}_{part}.json.gz").read_bytes()))
             files.append(str(f))
-        rc = import_cli.main(["--tasks-root", str(tree), "--game", "dota2", "--opendota", *files,
-                              "--licence", "MIT (odota/core test fixtures)"])
-        assert rc == 0, mid
+        assert RI.import_record(tree, "dota2", "opendota", files, "MIT (odota/core test fixtures)") == 0, mid
     return tree
 
 
 def _gts(tree: Path) -> dict[int, dict]:
-    out = {}
-    for p in sorted((tree / "dota2" / "gt").glob("*.json")):
-        gt = json.loads(p.read_text(encoding="utf-8"))
-        out[gt["record"]["source"]["match_id"]] = gt
-    return out
+    return {gt["record"]["source"]["match_id"]: gt for gt in RI.ground_truths(tree, "dota2")}
 
 
 def test_each_parse_is_a_case_that_names_its_match_and_files(imported):
@@ -60,21 +51,13 @@ def test_each_parse_is_a_case_that_names_its_match_and_files(imported):
 
 
 def test_each_imported_case_scores_one_with_the_oracle(imported, J):
-    for gt in _gts(imported).values():
-        rec = J.judge(gt, J.oracle_answer(gt))
-        assert J.reward_of(rec) == {"reward": 1.0, "t1_f1": 1.0, "t2_macro_acc": 1.0, "t3_macro_acc": 1.0}
+    RI.assert_oracle_scores_one(J, imported, "dota2")
 
 
 @pytest.mark.parametrize("protocol", ["A", "B"])
 def test_the_imported_cases_generate_and_validate_as_harbor_tasks(imported, tmp_path, protocol):
-    out = tmp_path / f"harbor-{protocol}"
-    assert generate.main(["--out", str(out), "--protocol", protocol, "--net", "docker", "--tasks-root", str(imported),
-                          "--games", "dota2", "--no-progress"]) == 0
-    assert validate.main([str(out), "--tasks-root", str(imported), "--no-progress"]) == 0
-    assert len(list(out.glob("dota2-*"))) == 2
+    RI.assert_generates_and_validates(imported, "dota2", tmp_path / f"harbor-{protocol}", protocol)
 
 
 def test_the_imported_videos_re_render_bit_exact(imported, tmp_path):
-    done, failed = B.render_media_all(["dota2"], imported, tmp_path, jobs=1, log=lambda s: None)
-    assert not failed and len(done["dota2"]) == 2
-    assert all(s["media_matches_manifest"] for s in done["dota2"])
+    RI.assert_rerenders_bit_exact(imported, "dota2", tmp_path)
