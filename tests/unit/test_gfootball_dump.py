@@ -231,3 +231,19 @@ def test_the_built_in_selection_checks_every_match_with_the_same_rule(monkeypatc
     monkeypatch.setattr(P, "rule_refusal", lambda rec: "a reason")
     with pytest.raises(P.GFootballError, match="a reason"):
         PLUGIN.select_records(1, SELECTION_SEED)
+
+
+def test_a_memo_index_far_out_costs_no_memory(tmp_path):
+    """A ten-byte pickle that stores its object under memo index 2**28 (the C unpickler would grow its memo array
+    to that size: 4 GB allocated and cleared) is read in a child process whose peak memory stays small."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "memo.dump"
+    f.write_bytes(b"\x80\x02]r\x00\x00\x00\x10.")          # PROTO 2, EMPTY_LIST, LONG_BINPUT 2**28, STOP
+    code = ("import resource, sys\nfrom pathlib import Path\nfrom video_arena.games.gfootball import dump as D\n"
+            "try:\n    D.load_steps(Path(sys.argv[1]))\nexcept ValueError as e:\n    print(e)\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.split()[-1]) < 400_000, out.stdout          # kB: well under the 4 GB of a 2**28 memo
