@@ -39,3 +39,13 @@ def assert_rerenders_bit_exact(tree: Path, game: str, media_root: Path) -> None:
     done, failed = B.render_media_all([game], tree, media_root, jobs=1, log=lambda s: None)
     assert not failed and len(done[game]) == len(ground_truths(tree, game))
     assert all(s["media_matches_manifest"] for s in done[game])
+
+
+def assert_refused(capsys, tree: Path, game: str, fmt: str, file: Path, words: str) -> None:
+    """`import-cases --FORMAT FILE` refuses the file: exit 2, one line on stderr naming the file and saying
+    `words`, nothing written under the tree."""
+    rc = import_record(tree, game, fmt, [file], "any")
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert err.count("\n") == 1 and file.name in err and words in err, err
+    assert not tree.exists() or not any(p.is_file() for p in tree.rglob("*"))

@@ -12,7 +12,8 @@ from rlcard.games.doudizhu.utils import CARD_TYPE
 from video_arena.games.doudizhu import plugin as DP
 from video_arena.games.doudizhu import showdown
 from video_arena.games.doudizhu.plugin import PLUGIN, SIDES
-from video_arena.importing import cli as import_cli
+
+import record_imports as RI
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "records" / "doudizhu"
 TASKS = Path(__file__).resolve().parents[2] / "tasks" / "doudizhu"
@@ -147,13 +148,7 @@ BAD = {
 @pytest.mark.parametrize("kind", sorted(BAD))
 def test_a_bad_replay_is_one_line_exit_2_and_nothing_written(kind, tmp_path, capsys):
     change, words = BAD[kind]
-    f = _bad(tmp_path, change)
-    tree = tmp_path / "tree"
-    rc = import_cli.main(["--tasks-root", str(tree), "--game", "doudizhu", f"--{FMT}", str(f), "--licence", "MIT"])
-    err = capsys.readouterr().err
-    assert rc == 2, err
-    assert err.count("\n") == 1 and "bad.json" in err and words in err, err
-    assert not any(p.is_file() for p in tree.rglob("*")) if tree.exists() else True
+    RI.assert_refused(capsys, tmp_path / "tree", "doudizhu", FMT, _bad(tmp_path, change), words)
 
 
 def test_a_replay_that_is_a_fifo_is_refused_without_blocking(tmp_path):

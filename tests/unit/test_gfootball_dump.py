@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from video_arena.games.gfootball import dump as D
-from video_arena.games.gfootball import match_state as MS
 from video_arena.games.gfootball.plugin import PLUGIN, decoded
-from video_arena.importing import cli as import_cli
+
+import record_imports as RI
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks" / "gfootball"
 FMT = D.FORMAT
@@ -66,8 +66,14 @@ def write_dump(path: Path, steps: list) -> Path:
 
 
 @pytest.fixture(scope="module")
-def good_dump(builtin, tmp_path_factory) -> Path:
-    return write_dump(tmp_path_factory.mktemp("gf") / "episode_done.dump", dump_steps(builtin["record"]))
+def builtin_steps(builtin) -> list[dict]:
+    """The built-in case's match as dumped steps (each test changes copies, never these)."""
+    return dump_steps(builtin["record"])
+
+
+@pytest.fixture(scope="module")
+def good_dump(builtin_steps, tmp_path_factory) -> Path:
+    return write_dump(tmp_path_factory.mktemp("gf") / "episode_done.dump", builtin_steps)
 
 
 # -- the dump as a record ------------------------------------------------------------------------------------------
@@ -170,15 +176,10 @@ BAD = {
 
 
 @pytest.mark.parametrize("kind", sorted(BAD))
-def test_a_bad_dump_is_one_line_exit_2_and_nothing_written(kind, builtin, tmp_path, capsys):
+def test_a_bad_dump_is_one_line_exit_2_and_nothing_written(kind, builtin_steps, tmp_path, capsys):
     change, words = BAD[kind]
-    f = write_dump(tmp_path / "bad.dump", change(dump_steps(builtin["record"])))
-    tree = tmp_path / "tree"
-    rc = import_cli.main(["--tasks-root", str(tree), "--game", "gfootball", f"--{FMT}", str(f), "--licence", "x"])
-    err = capsys.readouterr().err
-    assert rc == 2, err
-    assert err.count("\n") == 1 and "bad.dump" in err and words in err, err
-    assert not tree.exists() or not any(p.is_file() for p in tree.rglob("*"))
+    f = write_dump(tmp_path / "bad.dump", change(builtin_steps))
+    RI.assert_refused(capsys, tmp_path / "tree", "gfootball", FMT, f, words)
 
 
 def test_a_file_over_the_size_cap_is_refused_without_reading_it(tmp_path):
