@@ -170,6 +170,10 @@ BAD = {
                                                                      "ball": np.array([40.0, 0, 0])})] + s[6:],
                           "is out of range"),
     "no config": (lambda s: [dict(s[0], debug={})] + s[1:], "no debug.config"),
+    "a game mode out of range": (lambda s: s[:9] + [dict(s[9], observation={**s[9]["observation"], "game_mode": 9})]
+                                 + s[10:], "step 10: observation 'game_mode' is 9, not a whole number in [0, 6]"),
+    "a score that jumps": (lambda s: s[:-5] + [dict(x, observation={**x["observation"], "score": [7, 0]}) for x in s[-5:]],
+                           "score jumps from"),
     "too many steps": (lambda s: s + s[:D.MAX_STEPS + 1 - len(s)], f"more than {D.MAX_STEPS} steps"),
     "not a dict": (lambda s: [[1, 2, 3]], "step 1 is not a gfootball dump step"),
 }

@@ -186,7 +186,7 @@ def load_steps(path: Path) -> tuple[list[Any], str]:
 
 # -- the steps as the toolkit's state ----------------------------------------------------------------------
 
-def _array(name: str, i: int, obs: dict, key: str, shape: tuple[int, ...], limit: float | None = None) -> np.ndarray:
+def _array(name: str, i: int, obs: dict, key: str, shape: tuple[int, ...]) -> np.ndarray:
     v = obs.get(key)
     if not isinstance(v, np.ndarray) or v.dtype.kind not in "biuf?":
         raise DumpError(f"{name}: step {i}: observation {key!r} is not a numeric array")
@@ -194,14 +194,14 @@ def _array(name: str, i: int, obs: dict, key: str, shape: tuple[int, ...], limit
         what = "an 11-a-side match" if key.endswith("team") or key.endswith("active") else f"shape {shape}"
         raise DumpError(f"{name}: step {i}: observation {key!r} has shape {v.shape}: not {what}")
     v = v.astype(np.float64)
-    if not np.all(np.isfinite(v)) or (limit is not None and np.any(np.abs(v) > limit)):
+    if not np.all(np.isfinite(v)):
         raise DumpError(f"{name}: step {i}: observation {key!r} holds a number out of range")
     return v
 
 
 def _int(name: str, i: int, value: Any, key: str, lo: int, hi: int) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not lo <= int(value) <= hi:
-        raise DumpError(f"{name}: step {i}: observation {key!r} is {value!r}, not a whole number in [{lo}, {hi}]")
+        raise DumpError(f"{name}: step {i}: {key} is {str(value)[:40]}, not a whole number in [{lo}, {hi}]")
     return int(value)
 
 
@@ -236,12 +236,12 @@ def observed(name: str, steps: list[Any]) -> tuple[dict, list[tuple]]:
         rows.append((
             (float(ball[0]), float(ball[1]), float(ball[2])),
             [(float(x), float(y)) for x, y in left], [(float(x), float(y)) for x, y in right],
-            _int(name, i, obs.get("game_mode"), "game_mode", MS.NORMAL, MS.PENALTY),
-            tuple(_int(name, i, s, "score", 0, MAX_GOALS) for s in score),
-            (_int(name, i, obs.get("ball_owned_team"), "ball_owned_team", -1, 1),
-             _int(name, i, obs.get("ball_owned_player"), "ball_owned_player", -1, MS.N_PLAYERS - 1)),
+            _int(name, i, obs.get("game_mode"), "observation 'game_mode'", MS.NORMAL, MS.PENALTY),
+            tuple(_int(name, i, s, "observation 'score'", 0, MAX_GOALS) for s in score),
+            (_int(name, i, obs.get("ball_owned_team"), "observation 'ball_owned_team'", -1, 1),
+             _int(name, i, obs.get("ball_owned_player"), "observation 'ball_owned_player'", -1, MS.N_PLAYERS - 1)),
             tuple(int(bool(a)) for a in active),
-            _int(name, i, obs.get("steps_left"), "steps_left", 0, 10 * MAX_STEPS),
+            _int(name, i, obs.get("steps_left"), "observation 'steps_left'", 0, 10 * MAX_STEPS),
             _int(name, i, frame, "debug.frame_cnt", 0, 10 * MAX_STEPS),
         ))
     return config, rows

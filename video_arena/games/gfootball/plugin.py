@@ -556,6 +556,10 @@ class GFootballPlugin(GamePlugin):
         if len(paths) != 1:
             raise ValueError(f"a {fmt} is one file ({len(paths)} given)")
         record = dump.record_from_dump(Path(paths[0]), fmt)
+        try:
+            MS.derive_events(decoded(record))      # the events' own checks (a score that jumps), naming the file
+        except ValueError as exc:
+            raise ValueError(f"{Path(paths[0]).name}: {exc}") from None
         record["source"]["id"] = f"gfootball-{self.match_key(record)[:16]}"
         return record
 
