@@ -252,3 +252,15 @@ def test_a_memo_index_far_out_costs_no_memory(tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.split()[-1]) < 400_000, out.stdout          # kB: well under the 4 GB of a 2**28 memo
+
+
+def test_the_fitting_keys_are_the_goal_models_matches_and_no_case():
+    from video_arena.games.gfootball import plugin as P
+
+    doc = json.loads(P.FITTING_KEYS.read_text(encoding="utf-8"))
+    model = json.loads(P.GOAL_MODEL.read_text(encoding="utf-8"))
+    assert sorted(doc["keys"]) == sorted(m[0] for m in model["matches"])
+    keys = PLUGIN.fitting_keys()
+    assert len(keys) == len(model["matches"]) == 20
+    cases = {PLUGIN.match_key(json.loads(p.read_text(encoding="utf-8"))["record"]) for p in (TASKS / "gt").glob("*.json")}
+    assert len(cases) == 20 and not keys & cases

@@ -116,7 +116,7 @@ def cmd_keys(a) -> int:
     for mid in fitted:
         rec = P.record_of_run(specs[mid], P.simulate(specs[mid]))   # cached
         keys[mid] = P.PLUGIN.match_key(rec)
-    doc = {"what": "match_key (plugin.stream_key: SHA-256 of the recorded state stream from engine step 1) of every "
+    doc = {"what": "match_key (plugin.stream_key: SHA-256 of the recorded state stream of engine steps 1..3000) of every "
                    "match data/goal_model.json was fitted on",
            "goal_model_fitted_on": model["fitted_on"], "keys": keys}
     P.FITTING_KEYS.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

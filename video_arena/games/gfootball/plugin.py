@@ -171,6 +171,11 @@ def stream_key(m: MS.Match, first: int) -> str:
     return h.hexdigest()
 
 
+@lru_cache(maxsize=4)
+def _stream_key(state_json: str, first: int) -> str:
+    return stream_key(_decoded(state_json), first)
+
+
 def rule_refusal(record: dict[str, Any]) -> str:
     """The rules a match must meet to be a case (the one copy: the built-in selection checks every simulated
     match with it, and `refusal` every imported one): a full match of STEPS steps, both teams' AI difficulty in
@@ -517,7 +522,7 @@ class GFootballPlugin(GamePlugin):
         of the match per event cost hours of engine time per case on the 2 cores we build on."""
         spec = spec_of_record(record)
         m = decoded(record)
-        if stream_key(m, first_step(record)) in self.fitting_keys():   # never a model scored on its own training data
+        if self.match_key(record) in self.fitting_keys():   # never a model scored on its own training data
             raise ValueError(f"{record['source']['id']}: this match is one the goal-rate model was fitted on "
                              "(data/fitting_keys.json)")
         rates = goal_rates(load_goal_model(), spec["left_difficulty"], spec["right_difficulty"])
@@ -567,7 +572,7 @@ class GFootballPlugin(GamePlugin):
         return rule_refusal(record)
 
     def match_key(self, record: dict[str, Any]) -> str:
-        return stream_key(decoded(record), first_step(record))
+        return _stream_key(_state_key(record), first_step(record))
 
     def fitting_keys(self) -> frozenset[str]:
         """`match_key` of the matches the goal-rate model was fitted on (data/fitting_keys.json, written by
