@@ -523,7 +523,8 @@ class GFootballPlugin(GamePlugin):
         spec = spec_of_record(record)
         m = decoded(record)
         if self.match_key(record) in self.fitting_keys():   # never a model scored on its own training data
-            raise ValueError(f"{record['source']['id']}: this match is one the goal-rate model was fitted on "
+            files = record["source"].get("record_files") or [{"name": record["source"]["id"]}]
+            raise ValueError(f"{files[0]['name']}: this match is one the goal-rate model was fitted on "
                              "(data/fitting_keys.json)")
         rates = goal_rates(load_goal_model(), spec["left_difficulty"], spec["right_difficulty"])
         events = MS.derive_events(m)
