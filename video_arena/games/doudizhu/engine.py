@@ -23,6 +23,7 @@ import random
 import numpy as np
 from rlcard.games.doudizhu import Game as DoudizhuGame
 from rlcard.games.doudizhu.utils import CARD_TYPE, INDEX
+from rlcard.utils.utils import init_54_deck
 
 RANKS = "3456789TJQKA2BR"
 RANK_INDEX = {r: i for i, r in enumerate(RANKS)}
@@ -31,6 +32,11 @@ LANDLORD = 0
 
 def sort_cards(cards: str) -> str:
     return "".join(sorted(cards, key=RANK_INDEX.__getitem__))
+
+
+def rank_of(card: str) -> str:
+    """The rank letter of a suited card ('HT' -> 'T', 'BJ' -> 'B', 'RJ' -> 'R')."""
+    return {"BJ": "B", "RJ": "R"}.get(card, card[1:])
 
 
 def card_kind(action: str) -> str:
@@ -178,6 +184,49 @@ class Game(DoudizhuGame):
 def new_game(deal_seed: int) -> Game:
     game = Game()
     game.np_random = np.random.RandomState(deal_seed)
+    game.init_game()
+    return game
+
+
+class _Arranged:
+    """Stands in for the deal's RandomState: its one use in rlcard's Doudizhu (the dealer's shuffle) puts the
+    deck in a given order instead."""
+
+    def __init__(self, order: list[str]):
+        self.order = order
+
+    def shuffle(self, deck: list) -> None:
+        by_index = {c.get_index(): c for c in deck}
+        deck[:] = [by_index[c] for c in self.order]
+
+
+def deal_problem(hands: list[list[str]], bottom: list[str]) -> str:
+    """"" when `hands` (the landlord's 20 cards, then the next seat's 17, then the last seat's 17, suited
+    cards as rlcard spells them: 'S3', 'HT', 'BJ', 'RJ') and `bottom` (the landlord's 3 extra cards, among
+    its 20) are one 54-card deck dealt as rlcard deals it; else one line saying what is wrong."""
+    deck = [c.get_index() for c in init_54_deck()]
+    if [len(h) for h in hands] != [20, 17, 17]:
+        return f"the hands hold {', '.join(str(len(h)) for h in hands)} cards: the landlord 20, the peasants 17 each"
+    held = [c for h in hands for c in h]
+    unknown = sorted(set(held) - set(deck))
+    if unknown:
+        return f"{unknown[0]!r} is not a card (suit S, H, D or C and rank 3-9, T, J, Q, K, A, 2; or BJ, RJ)"
+    twice = sorted({c for c in held if held.count(c) > 1})
+    if twice:
+        return f"{twice[0]} is dealt twice: the hands are not one deck"
+    if len(bottom) != 3 or len(set(bottom)) != 3 or not set(bottom) <= set(hands[0]):
+        return "the landlord's three extra cards must be three of the landlord's 20"
+    return ""
+
+
+def game_from_hands(hands: list[list[str]], bottom: list[str]) -> Game:
+    """rlcard's game dealt these hands (`deal_problem` checks them first), the landlord (player 0) to lead."""
+    problem = deal_problem(hands, bottom)
+    if problem:
+        raise ValueError(problem)
+    first = [c for c in hands[0] if c not in bottom]
+    game = Game()
+    game.np_random = _Arranged(first + hands[1] + hands[2] + list(bottom))
     game.init_game()
     return game
 

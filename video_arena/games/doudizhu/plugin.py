@@ -9,6 +9,7 @@ right and player 2 on the left (play goes counter-clockwise: bottom, right, left
 """
 from __future__ import annotations
 
+import json
 import math
 import random
 from functools import lru_cache
@@ -17,9 +18,10 @@ from typing import Any, Iterator
 
 from PIL import Image, ImageDraw, ImageFont
 
-from video_arena.digests import derived_int
+from video_arena.digests import derived_int, sha256_text
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.doudizhu import engine as E
+from video_arena.games.doudizhu import showdown
 
 SIDES = ("landlord", "peasant_right", "peasant_left")
 N_PLAYOUTS = 50
@@ -70,6 +72,69 @@ def make_record(dseed: int) -> dict[str, Any]:
     }
 
 
+def start_game(record: dict[str, Any]):
+    """rlcard's game at the deal: a built-in record's deal seed, or an imported record's hands (the landlord's
+    extra cards play no part in the game: any three of its cards stand in when the record does not say them)."""
+    if record.get("deal_seed") is not None:
+        return E.new_game(record["deal_seed"])
+    return E.game_from_hands(record["hands"], record["bottom"] or record["hands"][0][-3:])
+
+
+def playout_seed(record: dict[str, Any]) -> int:
+    """The seed of V_t's playouts: a built-in record's deal seed, an imported record's own (from its match key)."""
+    return record["deal_seed"] if record.get("deal_seed") is not None else record["playout_seed"]
+
+
+def rl_spelling(game, action: str) -> str:
+    """rlcard's own spelling of a (sorted) action among the legal ones."""
+    if action == "pass":
+        return action
+    for a in game.state["actions"]:
+        if a != "pass" and E.sort_cards(a) == action:
+            return a
+    raise ValueError(f"{action!r} is not legal")
+
+
+def played(record: dict[str, Any], label: str = ""):
+    """(the steps, the finished game) of a record's plays replayed on rlcard's game from the deal: every play
+    checked legal for the seat to move, the deal finished (ValueError with one line, starting with `label`,
+    otherwise)."""
+    label = label or f"doudizhu record {record['source']['id']}"
+    game = start_game(record)
+    if [sorted(h) for h in E.hands_with_suits(game)] != [sorted(h) for h in record["hands"]]:
+        raise ValueError(f"{label}: the deal does not match rlcard's")
+    steps = []
+    for n, (seat, cards) in enumerate(record["plays"]):
+        action = rl_action(cards)
+        if game.is_over():
+            raise ValueError(f"{label} play {n}: the deal is over after {n} plays, {len(record['plays'])} recorded")
+        if game.round.current_player != seat:
+            raise ValueError(f"{label} play {n}: {SIDES[seat]} plays, but {SIDES[game.round.current_player]} is to move")
+        legal = {E.sort_cards(a) if a != "pass" else "pass" for a in game.state["actions"]}
+        if (E.sort_cards(action) if action != "pass" else "pass") not in legal:
+            raise ValueError(f"{label} play {n}: {SIDES[seat]}'s {'pass' if action == 'pass' else repr(cards)} "
+                             "is not legal here")
+        game.step(rl_spelling(game, action))
+        steps.append(step_of(seat, cards, len(game.players[seat].current_hand)))
+    if not game.is_over():
+        raise ValueError(f"{label}: the plays end before the deal does (no hand is empty after "
+                         f"{len(record['plays'])} plays)")
+    return steps, game
+
+
+def rule_refusal(record: dict[str, Any]) -> str:
+    """The built-in selection's rules of a played deal (the one copy: `select_records` and `refusal` use it):
+    "" when the deal can be a case, else one line why not.  At least MIN_PLAYS turns; the landlord's chance at
+    the deal (V_0, the playouts of V_t) within V0_RANGE."""
+    if len(record["plays"]) < MIN_PLAYS:
+        return f"the deal lasts {len(record['plays'])} turns, fewer than the {MIN_PLAYS} a case needs"
+    v0 = E.rollout_value(start_game(record), N_PLAYOUTS, playout_seed(record), EPSILON)
+    if not V0_RANGE[0] <= v0 <= V0_RANGE[1]:
+        return (f"the landlord's chance at the deal is {v0:.2f}, outside {list(V0_RANGE)}: the cards alone decide "
+                "it, so V_t would barely move")
+    return ""
+
+
 def rl_action(cards: str) -> str:
     """The rlcard action string of a recorded play ("" = pass)."""
     return "pass" if cards == "" else cards
@@ -86,11 +151,6 @@ def step_of(seat: int, cards: str, hand_left: int) -> Step:
     if kind == "bomb":
         return Step("bomb", SIDES[seat], cards)
     return Step("play", SIDES[seat], cards)
-
-
-def _rank(card: str) -> str:
-    """Rank letter of a suited card ('HT' -> 'T', 'BJ' -> 'B', 'RJ' -> 'R')."""
-    return {"BJ": "B", "RJ": "R"}.get(card, card[1:])
 
 
 # -- drawing -------------------------------------------------------------------------------------------
@@ -189,7 +249,7 @@ def positions(record: dict[str, Any]) -> Iterator[Image.Image]:
     for seat, cards in record["plays"]:
         played = []
         for r in cards:
-            j = next(k for k, c in enumerate(hands[seat]) if _rank(c) == r)
+            j = next(k for k, c in enumerate(hands[seat]) if E.rank_of(c) == r)
             played.append(hands[seat].pop(j))
         shown[seat] = played if cards else "pass"
         shown[(seat + 1) % 3] = None  # the next seat's turn: its last action is cleared
@@ -231,61 +291,67 @@ class DoudizhuPlugin(GamePlugin):
             if k > 40 * n + 100:
                 raise RuntimeError("doudizhu: too few deals pass the selection")
             rec = make_record(dseed)
-            if quota[rec["winner"]] == 0 or len(rec["plays"]) < MIN_PLAYS:
-                continue
-            v0 = E.rollout_value(E.new_game(dseed), N_PLAYOUTS, dseed, EPSILON)
-            if not V0_RANGE[0] <= v0 <= V0_RANGE[1]:
+            if quota[rec["winner"]] == 0 or rule_refusal(rec):
                 continue
             quota[rec["winner"]] -= 1
             out.append(rec)
         return out
 
     def replay(self, record: dict[str, Any]) -> list[Step]:
-        game = E.new_game(record["deal_seed"])
-        if E.hands_with_suits(game) != record["hands"]:
-            raise ValueError(f"doudizhu record {record['source']['id']}: the deal does not match rlcard's")
-        steps = []
-        for n, (seat, cards) in enumerate(record["plays"]):
-            action = rl_action(cards)
-            if game.is_over() or game.round.current_player != seat:
-                raise ValueError(f"doudizhu record {record['source']['id']} play {n}: seat {seat} is not to move")
-            legal = {E.sort_cards(a) if a != "pass" else "pass" for a in game.state["actions"]}
-            if (E.sort_cards(action) if action != "pass" else "pass") not in legal:
-                raise ValueError(f"doudizhu record {record['source']['id']} play {n}: {cards!r} is not legal")
-            game.step(self._rl(game, action))
-            steps.append(step_of(seat, cards, len(game.players[seat].current_hand)))
-        if not game.is_over():
-            raise ValueError(f"doudizhu record {record['source']['id']}: the plays do not finish the deal")
+        steps, game = played(record)
         if ("landlord" if game.winner_id == E.LANDLORD else "peasants") != record["winner"]:
             raise ValueError(f"doudizhu record {record['source']['id']}: recorded winner disagrees")
         return steps
 
-    @staticmethod
-    def _rl(game, action: str) -> str:
-        """rlcard's own spelling of a (sorted) action among the legal ones."""
-        if action == "pass":
-            return action
-        for a in game.state["actions"]:
-            if a != "pass" and E.sort_cards(a) == action:
-                return a
-        raise ValueError(f"{action!r} is not legal")
-
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
-        game = E.new_game(record["deal_seed"])
+        game, seed = start_game(record), playout_seed(record)
         n = len(record["plays"]) + 1
-        out = [E.rollout_value(game, N_PLAYOUTS, record["deal_seed"], EPSILON)]
+        out = [E.rollout_value(game, N_PLAYOUTS, seed, EPSILON)]
         if progress:
             progress(1, n)
         for k, (seat, cards) in enumerate(record["plays"]):
-            game.step(self._rl(game, rl_action(cards)))
-            out.append(E.rollout_value(game, N_PLAYOUTS, record["deal_seed"], EPSILON))
+            game.step(rl_spelling(game, rl_action(cards)))
+            out.append(E.rollout_value(game, N_PLAYOUTS, seed, EPSILON))
             if progress:
                 progress(k + 2, n)
         return out
 
     def final_value(self, record: dict[str, Any]) -> float | None:
         return 1.0 if record["winner"] == "landlord" else 0.0
+
+    # -- a user's deal logs (game.toml [import] record_formats) --
+    def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
+        if fmt != showdown.FORMAT:
+            raise ValueError(f"Doudizhu reads no {fmt!r} files, only {showdown.FORMAT} replays")
+        if len(paths) != 1:
+            raise ValueError(f"a {fmt} replay is one file ({len(paths)} given)")
+        path = Path(paths[0])
+        doc, sha = showdown.read_replay(path)
+        hands, bottom, plays = showdown.deal_of(path.name, doc)
+        record = {"source": {"collection": "imported", "format": fmt, "id": "",
+                             "record_files": [{"name": path.name, "sha256": sha}]},
+                  "playout_seed": 0, "hands": hands, "bottom": bottom, "plays": plays, "winner": ""}
+        key = self.match_key(record)
+        record["source"]["id"] = f"doudizhu-{key[:16]}"
+        record["playout_seed"] = derived_int(f"doudizhu/import/{key}")
+        _, game = played(record, label=path.name)
+        record["winner"] = "landlord" if game.winner_id == E.LANDLORD else "peasants"
+        return record
+
+    def refusal(self, record: dict[str, Any]) -> str:
+        try:
+            self.replay(record)
+        except ValueError as exc:
+            return str(exc)
+        return rule_refusal(record)
+
+    def match_key(self, record: dict[str, Any]) -> str:
+        """The deal and its plays, ranks only (suits play no part): the three hands in table order (the
+        landlord first, then the seat that plays after it) and every turn's seat and cards."""
+        hands = ["".join(E.sort_cards("".join(E.rank_of(c) for c in h))) for h in record["hands"]]
+        plays = [f"{seat}:{cards}" for seat, cards in record["plays"]]
+        return sha256_text(json.dumps({"hands": hands, "plays": plays}, separators=(",", ":")))
 
     def evaluator(self) -> dict[str, Any]:
         return {"engine": EVALUATOR_VERSION, "rlcard": "1.2.0", "method": "playouts", "playouts": N_PLAYOUTS,

@@ -6,6 +6,8 @@
         the held-out calibration matches (selection seed CALIBRATION_SEED, none of them a case)
     python -m video_arena.games.gfootball.calibrate fit [--cases 20] [--seed 1]
         fit the goal-rate model on the calibration matches' final scores -> data/goal_model.json
+    python -m video_arena.games.gfootball.calibrate keys [--cases 20] [--seed 1]
+        the match_key of every fitting match -> data/fitting_keys.json (an imported dump of one is refused)
     python -m video_arena.games.gfootball.calibrate measure --events N [--rollouts 32] [--max-left 600]
         V_t as built vs the full definition (32 rollouts to the end of the match) at N events
 
@@ -99,6 +101,29 @@ def cmd_fit(a) -> int:
     return 0
 
 
+def cmd_keys(a) -> int:
+    """The match_key of every match the goal-rate model was fitted on (data/goal_model.json `matches`), from the
+    same simulated matches `fit` read: an imported dump of one of them is refused (data/fitting_keys.json)."""
+    model = P.load_goal_model()
+    fitted = [m[0] for m in model["matches"]]
+    specs = {P.spec_id(s): s for s in P.match_specs(a.cases, a.seed)}
+    missing = [mid for mid in fitted if mid not in specs]
+    if missing:
+        print(f"error: the model was fitted on {', '.join(missing[:3])}..., not among --cases {a.cases} of --seed "
+              f"{a.seed}", file=sys.stderr)
+        return 2
+    keys = {}
+    for mid in fitted:
+        rec = P.record_of_run(specs[mid], P.simulate(specs[mid]))   # cached
+        keys[mid] = P.PLUGIN.match_key(rec)
+    doc = {"what": "match_key (plugin.stream_key: SHA-256 of the recorded state stream of engine steps 1..3000) of every "
+                   "match data/goal_model.json was fitted on",
+           "goal_model_fitted_on": model["fitted_on"], "keys": keys}
+    P.FITTING_KEYS.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    print(f"{len(keys)} keys -> {P.FITTING_KEYS}")
+    return 0
+
+
 def cmd_measure(a) -> int:
     """Full-definition V_t (rollouts to the end) against the built estimate at events with at most
     --max-left steps to go (the full rollouts' cost grows with the steps left)."""
@@ -140,7 +165,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m video_arena.games.gfootball.calibrate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("simulate", "fit", "measure"):
+    for name in ("simulate", "fit", "keys", "measure"):
         p = sub.add_parser(name)
         p.add_argument("--cases", type=int, default=DEFAULT_CASES)
         p.add_argument("--seed", type=int, default=DEFAULT_SEED if name == "measure" else CALIBRATION_SEED)
@@ -153,7 +178,7 @@ def main(argv=None) -> int:
             p.add_argument("--jobs", type=int, default=1)
     a = ap.parse_args(argv)
     try:
-        return {"simulate": cmd_simulate, "fit": cmd_fit, "measure": cmd_measure}[a.cmd](a)
+        return {"simulate": cmd_simulate, "fit": cmd_fit, "keys": cmd_keys, "measure": cmd_measure}[a.cmd](a)
     except P.GFootballError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

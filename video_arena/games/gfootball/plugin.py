@@ -13,6 +13,7 @@ frame per engine step (fps 10), no text of any kind.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -47,6 +48,7 @@ GFOOTBALL_DIR_ENV = "VIDEO_ARENA_GFOOTBALL_DIR"
 INSTALL_SCRIPT = paths.REPO_ROOT / "scripts" / "install-gfootball.sh"
 SIMULATE = HERE / "simulate.py"
 GOAL_MODEL = HERE / "data" / "goal_model.json"
+FITTING_KEYS = HERE / "data" / "fitting_keys.json"
 
 #: The built-in cases' V_t uses no rollouts (see `evaluate`); the engine run records the match only.
 #: `calibrate measure` runs the full definition's rollouts at a few events to measure the difference.
@@ -150,6 +152,52 @@ def spec_of_record(record: dict[str, Any]) -> dict[str, Any]:
             "right_difficulty": m["right_difficulty"], "steps": m["steps"]}
 
 
+def first_step(record: dict[str, Any]) -> int:
+    """The engine step of the record's state 0: 0 (the kick-off) for a simulated match, 1 for an episode dump
+    (a dump starts after the first environment step)."""
+    return int(record["match"].get("first_step", 0))
+
+
+def stream_key(m: MS.Match, first: int) -> str:
+    """SHA-256 of the recorded state stream (ball, players, game mode, score, ball owner, active flags, on the
+    record's quantized grid) of environment steps 1 to STEPS: the same match gives the same key whether it was
+    simulated here (state 0 the kick-off, the last the state after step STEPS) or read from its episode dump
+    (state 0 after step 1, the last after step STEPS + 1, when the environment ends the episode)."""
+    h = hashlib.sha256()
+    for i in range(1 - first, min(m.n, STEPS + 1 - first)):
+        row = (m.ball[i], m.players[i], m.game_mode[i], m.score[i], m.owner[i], m.active[i])
+        h.update(repr(row).encode("ascii"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=4)
+def _stream_key(state_json: str, first: int) -> str:
+    return stream_key(_decoded(state_json), first)
+
+
+def rule_refusal(record: dict[str, Any]) -> str:
+    """The rules a match must meet to be a case (the one copy: the built-in selection checks every simulated
+    match with it, and `refusal` every imported one): a full match of STEPS steps, both teams' AI difficulty in
+    [0, 1] (the goal-rate model's inputs), a state that decodes and whose score changes by single goals."""
+    match = record.get("match", {})
+    if match.get("steps") != STEPS:
+        return (f"the match lasts {match.get('steps')} steps; a case is a full {STEPS}-step match (the goal-rate "
+                "model's time base)")
+    for side in ("left", "right"):
+        d = match.get(f"{side}_difficulty")
+        if not isinstance(d, (int, float)) or isinstance(d, bool) or not 0.0 <= d <= 1.0:
+            return f"the {side} team's AI difficulty {d!r} is not a number in [0, 1]"
+    try:
+        m = decoded(record)
+        MS.derive_events(m)
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"the recorded state cannot be replayed: {exc}"
+    if m.n != STEPS + 1:
+        return f"the state holds {m.n} steps, not the match's {STEPS + 1}"
+    return ""
+
+
 def _committed_records() -> dict[str, dict[str, Any]]:
     """Records in the checkout's committed ground truth, by source id: a simulated match is, like V_t,
     computed once and committed; a rebuild reuses it instead of running the engine again."""
@@ -189,6 +237,14 @@ def _event_frame_steps(state_json: str) -> dict[int, int]:
     """Event frame -> the event's step (the frames in between show the regular every-other step)."""
     steps = [e.step for e in MS.derive_events(_decoded(state_json))]
     return dict(zip(PLUGIN._frames_of_steps(steps), steps))
+
+
+@lru_cache(maxsize=1)
+def _fitting_keys() -> frozenset[str]:
+    if not FITTING_KEYS.is_file():
+        raise GFootballError(f"{FITTING_KEYS} is missing: run `python -m video_arena.games.gfootball.calibrate keys`")
+    doc = json.loads(FITTING_KEYS.read_text(encoding="utf-8"))
+    return frozenset(doc["keys"].values())
 
 
 def final_score(record: dict[str, Any]) -> tuple[int, int]:
@@ -445,7 +501,12 @@ class GFootballPlugin(GamePlugin):
 
         committed = _committed_records()
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-            return list(pool.map(lambda spec: load_or_simulate(spec, committed), match_specs(n, seed)))
+            records = list(pool.map(lambda spec: load_or_simulate(spec, committed), match_specs(n, seed)))
+        for rec in records:
+            why = rule_refusal(rec)
+            if why:
+                raise GFootballError(f"{rec['source']['id']}: {why} (add it to EXCLUDED with the reason)")
+        return records
 
     def replay(self, record: dict[str, Any]) -> list[Step]:
         return [Step(e.type, e.actor, e.where) for e in MS.derive_events(decoded(record))]
@@ -461,6 +522,10 @@ class GFootballPlugin(GamePlugin):
         of the match per event cost hours of engine time per case on the 2 cores we build on."""
         spec = spec_of_record(record)
         m = decoded(record)
+        if self.match_key(record) in self.fitting_keys():   # never a model scored on its own training data
+            files = record["source"].get("record_files") or [{"name": record["source"]["id"]}]
+            raise ValueError(f"{files[0]['name']}: this match is one the goal-rate model was fitted on "
+                             "(data/fitting_keys.json)")
         rates = goal_rates(load_goal_model(), spec["left_difficulty"], spec["right_difficulty"])
         events = MS.derive_events(m)
         steps = [0] + [e.step for e in events]
@@ -469,7 +534,7 @@ class GFootballPlugin(GamePlugin):
             gl, gr = m.score[s]
             if k and events[k - 1].type == "goal":   # t is the line crossing: the score changes a step or two later
                 gl, gr = next((m.score[j] for j in range(s, min(m.n, s + 60)) if m.score[j] != m.score[s]), (gl, gr))
-            out.append(expected_result(gl - gr, spec["steps"] - s, *rates))
+            out.append(expected_result(gl - gr, spec["steps"] - first_step(record) - s, *rates))
             if progress:
                 progress(k + 1, len(steps))
         return out
@@ -487,6 +552,33 @@ class GFootballPlugin(GamePlugin):
                      "still to come independent Poisson with per-step rates exp(a + b * (own difficulty - opponent's))",
             "goal_model": {k: model[k] for k in ("form", "a", "b", "fitted_on")},
         }
+
+    # -- a user's episode dumps (game.toml [import] record_formats) --
+    def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
+        from video_arena.games.gfootball import dump
+
+        if fmt != dump.FORMAT:
+            raise ValueError(f"Google Research Football reads no {fmt!r} files, only {dump.FORMAT}s")
+        if len(paths) != 1:
+            raise ValueError(f"a {fmt} is one file ({len(paths)} given)")
+        record = dump.record_from_dump(Path(paths[0]), fmt)
+        try:
+            MS.derive_events(decoded(record))      # the events' own checks (a score that jumps), naming the file
+        except ValueError as exc:
+            raise ValueError(f"{Path(paths[0]).name}: {exc}") from None
+        record["source"]["id"] = f"gfootball-{self.match_key(record)[:16]}"
+        return record
+
+    def refusal(self, record: dict[str, Any]) -> str:
+        return rule_refusal(record)
+
+    def match_key(self, record: dict[str, Any]) -> str:
+        return _stream_key(_state_key(record), first_step(record))
+
+    def fitting_keys(self) -> frozenset[str]:
+        """`match_key` of the matches the goal-rate model was fitted on (data/fitting_keys.json, written by
+        `python -m video_arena.games.gfootball.calibrate keys` from the same simulated matches as `fit`)."""
+        return _fitting_keys()
 
     # -- video --
     def _lead(self) -> int:

@@ -3,7 +3,7 @@
 Runs in the engine's own Python 3.11 venv (scripts/install-gfootball.sh), never in the toolkit's:
 
     <engine venv>/bin/python simulate.py --seed S --left-difficulty A --right-difficulty B \
-        --steps 3000 --rollouts K --horizon H [--rollout-seed R] [--at-steps 10,20,..] --out match.json
+        --steps 3000 --rollouts K --horizon H [--rollout-seed R] [--at-steps 10,20,..] [--dump DIR] --out match.json
 
 It plays the match headless (no rendering; the patched engine), records the per-step state
 (match_state.encode_state), derives the events from the quantized state exactly as the plugin's
@@ -11,7 +11,9 @@ It plays the match headless (no rendering; the patched engine), records the per-
 rollouts of H steps (fewer at the end of the match) in which the built-in AI plays on, the engine's
 random generator reseeded per rollout (GameEnv.reseed, patch 03).  It writes one JSON document: the
 state, the events, each rollout's final score and steps left, the engine configuration and timings.
-With --horizon 0 and --rollouts K it plays every rollout to the end of the match (the full V_t).
+With --horizon 0 and --rollouts K it plays every rollout to the end of the match (the full V_t).  With
+--dump DIR the environment also writes its own episode dump (gfootball's `.dump`, what
+`write_full_episode_dumps` writes) into DIR: the same match as the recorded state, read back by dump.py.
 """
 from __future__ import annotations
 
@@ -67,14 +69,20 @@ def _register_scenario(left_difficulty: float, right_difficulty: float, steps: i
     sys.modules[mod.__name__] = mod
 
 
-def make_core(seed: int, left_difficulty: float, right_difficulty: float, steps: int):
+def make_core(seed: int, left_difficulty: float, right_difficulty: float, steps: int, dump_dir: str = ""):
+    """The engine core of one match; with `dump_dir` the environment also writes its own episode dump there
+    (write_full_episode_dumps), its config carrying both teams' difficulties (the scenario sets them in
+    code, which a dump's config would not otherwise show)."""
     import gfootball.env as football_env
 
     _register_scenario(left_difficulty, right_difficulty, steps)
+    options = {"game_engine_random_seed": int(seed), "action_set": "default"}
+    if dump_dir:
+        options |= {"left_team_difficulty": float(left_difficulty), "right_team_difficulty": float(right_difficulty)}
     env = football_env.create_environment(
         env_name=SCENARIO, representation="raw", rewards="scoring",
         number_of_left_players_agent_controls=0, number_of_right_players_agent_controls=0,
-        other_config_options={"game_engine_random_seed": int(seed), "action_set": "default"})
+        write_full_episode_dumps=bool(dump_dir), logdir=dump_dir, other_config_options=options)
     env.reset()
     return env, env.unwrapped._env   # FootballEnvCore
 
@@ -125,13 +133,16 @@ def main(argv=None) -> int:
     ap.add_argument("--horizon", type=int, default=0, help="steps per rollout (0: to the end of the match)")
     ap.add_argument("--rollout-seed", type=int, default=0, help="base of the per-rollout engine reseeds")
     ap.add_argument("--at-steps", default="", help="evaluate these steps instead of step 0 + the event steps")
+    ap.add_argument("--dump", default="", help="also write the environment's own episode dump into this folder")
     ap.add_argument("--out", required=True)
     a = ap.parse_args(argv)
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
     t0 = time.monotonic()
-    env, core = make_core(a.seed, a.left_difficulty, a.right_difficulty, a.steps)
+    env, core = make_core(a.seed, a.left_difficulty, a.right_difficulty, a.steps, a.dump)
     rows, snaps = play(core, a.steps, snapshot_every_step=a.rollouts > 0)
+    if a.dump:   # one more step: the environment ends the episode and writes the whole dump (the record is done)
+        core.step([])
     t_match = time.monotonic() - t0
     ball, left, right, mode, score, owner, active = (list(c) for c in zip(*rows))
     state = MS.encode_state(ball, left, right, mode, score, owner, active)
