@@ -100,7 +100,9 @@ def test_the_typed_definition_carries_the_game_knowledge():
     assert load_definition("cs2").baseline_events_per_minute is None and load_definition("cs2").perception == ""
     assert [f for f, _ in load_definition("dota2").record_formats] == ["opendota"]
     assert [[f for f, _ in load_definition(g).record_formats] for g in ("chess", "go", "gomoku")] == [["pgn"], ["sgf"], ["psq"]]
-    assert load_definition("doudizhu").record_formats == ()
+    assert [f for f, _ in load_definition("doudizhu").record_formats] == ["rlcard-showdown"]
+    assert [f for f, _ in load_definition("gfootball").record_formats] == ["gfootball-dump"]
+    assert load_definition("cs2").record_formats == ()
     # the tasks tree's copy is the same definition
     assert load_game("chess", paths.default_tasks_root()) == chess
 
@@ -144,6 +146,7 @@ def test_the_record_formats_are_declared_and_docs_games_lists_them():
     assert [f for f, _ in load_definition("badminton").record_formats] == ["shuttleset"]
     doc = games_doc()
     for game, fmt in (("sc2", "sc2replay"), ("badminton", "shuttleset"), ("dota2", "opendota"),
-                      ("chess", "pgn"), ("go", "sgf"), ("gomoku", "psq")):
+                      ("chess", "pgn"), ("go", "sgf"), ("gomoku", "psq"),
+                      ("doudizhu", "rlcard-showdown"), ("gfootball", "gfootball-dump")):
         assert f"`video-arena import-cases --game {game} --{fmt} FILE ...`" in doc
     assert (paths.REPO_ROOT / "docs" / "GAMES.md").read_text(encoding="utf-8") == doc   # regenerated
