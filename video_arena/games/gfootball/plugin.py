@@ -13,7 +13,6 @@ frame per engine step (fps 10), no text of any kind.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -31,7 +30,7 @@ from PIL import Image, ImageDraw
 
 from video_arena import paths
 from video_arena.core.tasks import TasksTree
-from video_arena.digests import sha256_text
+from video_arena.digests import sha256_hasher, sha256_text
 from video_arena.media.pacing import Schedule
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.gfootball import match_state as MS
@@ -163,7 +162,7 @@ def stream_key(m: MS.Match, first: int) -> str:
     record's quantized grid) of environment steps 1 to STEPS: the same match gives the same key whether it was
     simulated here (state 0 the kick-off, the last the state after step STEPS) or read from its episode dump
     (state 0 after step 1, the last after step STEPS + 1, when the environment ends the episode)."""
-    h = hashlib.sha256()
+    h = sha256_hasher()
     for i in range(1 - first, min(m.n, STEPS + 1 - first)):
         row = (m.ball[i], m.players[i], m.game_mode[i], m.score[i], m.owner[i], m.active[i])
         h.update(repr(row).encode("ascii"))
