@@ -182,6 +182,39 @@ def new_game(deal_seed: int) -> Game:
     return game
 
 
+class _LaidOut:
+    """A stand-in for the deal's RandomState whose `shuffle` lays the deck out in a given order (card
+    index, e.g. 'S3' -> place); everything else is the RandomState's."""
+
+    def __init__(self, order: dict[str, int], rng: np.random.RandomState):
+        self.order, self.rng = order, rng
+
+    def shuffle(self, deck: list) -> None:
+        deck[:] = sorted(deck, key=lambda c: self.order[c.get_index()])
+
+    def __getattr__(self, name: str):
+        return getattr(self.rng, name)
+
+
+def game_from_hands(hands: list[str]) -> Game:
+    """A game at its start whose three hands hold these ranks (the landlord's 20, then 17 and 17; suits
+    are given in a fixed order, which no play depends on). ValueError when they are not a deal."""
+    if [len(h) for h in hands] != [20, 17, 17] or sort_cards("".join(hands)) != sort_cards(RANKS[:13] * 4 + "BR"):
+        raise ValueError("the hands are not a deal of the 54 cards (20, 17 and 17 cards)")
+    suits = {r: (["BJ"] if r == "B" else ["RJ"] if r == "R" else [s + r for s in "SHDC"]) for r in RANKS}
+    # rlcard deals 17 cards to each seat from the deck's front and gives its last 3 to the landlord
+    landlord = sort_cards(hands[0])
+    seats = [landlord[:17], hands[1], hands[2], landlord[17:]]
+    order: dict[str, int] = {}
+    for h in seats:
+        for r in h:
+            order[suits[r].pop(0)] = len(order)
+    game = Game()
+    game.np_random = _LaidOut(order, np.random.RandomState(0))
+    game.init_game()
+    return game
+
+
 def hands_with_suits(game: DoudizhuGame) -> list[list[str]]:
     """Each seat's current hand in rlcard's order, cards as suit+rank ('S3', 'HT', 'BJ', 'RJ')."""
     return [[c.get_index() for c in p.current_hand] for p in game.players]
