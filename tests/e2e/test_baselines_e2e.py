@@ -1,5 +1,7 @@
 """The baselines on real media: the perception agent through `run-b` (T1 = 1 on the first case of every
-game: the pixel-level check of the cases), and `video-arena baselines` end to end on one case."""
+game: the pixel-level check of the cases; the installed flat folder writes the answer the agent wrote
+before its readers moved to games/), each reader's visible states against its plugin's, and `video-arena
+baselines` end to end on one case."""
 from __future__ import annotations
 
 import re
@@ -36,17 +38,72 @@ def media_root(tmp_path_factory) -> Path:
     return root
 
 
+#: SHA-256 of the answer.json the perception agent wrote on the first case of each game before its readers
+#: moved out of baselines/perception_agent.py (the one-file agent of commit 82ef879, run on these videos)
+ANSWER_BEFORE = {
+    "chess": "08b635644734b326d5ca9d738511d2249f1145d1a78ac6c14778d440619b9c65",
+    "go": "8795c081aecc6e208d7422e3b532afb35424949db099c782188bc71499f0fd72",
+    "gomoku": "a37f96fd1e20d0e12fa3698757d904aa8cd30a42e450d3092d8607688b6b6999",
+    "doudizhu": "2903bcdf4140c83c63c68ea3ebbe2cc6747b30854f9842e886d87defb0e8bb11",
+}
+
+
 @pytest.mark.parametrize("game", R.perception_games(TASKS))
 def test_perception_agent_reads_every_event_of_a_case_through_run_b(tmp_path: Path, game: str, J, media_root) -> None:
+    """The installed flat folder (dispatcher, helpers, readers) under run-b's isolation."""
+    from video_arena.digests import sha256_file
+
     cid = _first(game)
     R.run_b(tmp_path / "out", R.perception_cmd(), "perception", [game], 1, TASKS, media_root, 1)
     gt = J.load_gt(TASKS / game / "gt" / f"{cid}.json")
-    rec = J.judge(gt, (tmp_path / "out" / game / cid / "answer.json").read_bytes())
+    answer = tmp_path / "out" / game / cid / "answer.json"
+    rec = J.judge(gt, answer.read_bytes())
     assert not rec["format_error"]
     assert rec["t1_f1"] == 1.0, (rec["n_gt"], rec["n_pred"], rec["n_matched"])
+    if game in ANSWER_BEFORE:
+        assert sha256_file(answer) == ANSWER_BEFORE[game]
 
 
-def test_baselines_command_writes_the_doc_for_one_case(tmp_path: Path, media_root) -> None:
+@pytest.fixture(scope="module")
+def reads(media_root):
+    """{game: (rows, visible states)} of each reader on its game's first case, read once."""
+    from video_arena.games import pixel_reader as PX
+    from video_arena.games import readers as RD
+
+    out = {}
+
+    def read(game: str, tmp: Path):
+        if game not in out:
+            writer = PX.Writer(tmp / f"{game}.json")
+            states = RD.load_reader(game).read(media_root / game / "media" / f"{_first(game)}.mp4", writer,
+                                               lambda msg: None)
+            out[game] = (writer.rows, states)
+        return out[game]
+
+    return read
+
+
+@pytest.mark.parametrize("game", R.perception_games(TASKS))
+def test_a_reader_recovers_the_visible_state_its_plugin_draws(tmp_path: Path, game: str, J, reads) -> None:
+    from video_arena.games.base import load_plugin
+
+    rows, states = reads(game, tmp_path)
+    gt = J.load_gt(TASKS / game / "gt" / f"{_first(game)}.json")
+    assert J.judge(gt, {"events": rows})["t1_f1"] == 1.0
+    assert states == load_plugin(game).visible_features(gt["record"])
+
+
+def test_stockfish_on_the_read_positions_gives_v_t(tmp_path: Path, J, reads) -> None:
+    """Chess's visible V_t, the engine run on what the reader read (the first 8 positions), is V_t."""
+    from video_arena.games.base import load_plugin
+
+    _, states = reads("chess", tmp_path)
+    gt = J.load_gt(TASKS / "chess" / "gt" / f"{_first('chess')}.json")
+    values = load_plugin("chess").visible_values(states[:7], {})
+    assert [round(v, 4) for v in values] == [v for _, v in gt["v_series"][:8]]
+
+
+def test_baselines_command_writes_the_doc_for_one_case(tmp_path: Path, media_root, J) -> None:
     argv = ["--games", "gomoku", "--limit", "1", "--out", str(tmp_path / "out"), "--doc", str(tmp_path / "R.md"),
             "--pictures", str(tmp_path / "pics"), "--media-root", str(media_root)]
     assert R.main(argv) == 0
@@ -56,6 +113,10 @@ def test_baselines_command_writes_the_doc_for_one_case(tmp_path: Path, media_roo
     assert "| 1.000 [1.000, 1.000] (n=1) |" in row("oracle")
     assert "| 0.000 [0.000, 0.000] (n=1) |" in row("nop (empty answer)")
     assert "(n=1)" in row("perception agent") and "(n=1)" in row("grid ceiling")
+    assert "| 1.000 [1.000, 1.000] (n=1) |" in row("visible ceiling")
+    n_gt = len(J.load_gt(TASKS / "gomoku" / "gt" / f"{_first('gomoku')}.json")["events"])
+    assert f"| gomoku | all | {n_gt} | 1.000 | 1.000 |" in doc
+    assert "- gomoku: the seeds of the 64 playouts" in doc
     assert len(re.findall(r"^\| (chance|majority) \| [AB] \|.*\(n=1\)", t1, re.M)) == 4
     assert (tmp_path / "pics" / "perception-gomoku.png").stat().st_size > 1000
     # chance and majority are reproducible: a second run (forced) writes the same doc
@@ -82,6 +143,7 @@ def test_baselines_runs_a_game_without_a_perception_reader(tmp_path: Path) -> No
     assert re.search(r"^\| oracle \| A/B \| 1\.000 \[1\.000, 1\.000\] \(n=1\)", t1, re.M)
     assert len(re.findall(r"^\| (chance|majority) \| A \|.*\(n=1\)", t1, re.M)) == 2
     assert "perception agent" not in t1 and "Not run on badminton: the agent has no reader" in doc
+    assert "visible ceiling" not in t1 and "| badminton | all | n/a | n/a (no reader) | n/a (no reader) |" in doc
 
 
 def test_a_stale_baseline_cell_is_made_again_never_kept(tmp_path: Path, media_root, capsys) -> None:
@@ -96,7 +158,7 @@ def test_a_stale_baseline_cell_is_made_again_never_kept(tmp_path: Path, media_ro
     out = tmp_path / "out"
     argv = ["--games", "gomoku", "--limit", "1", "--out", str(out), "--doc", str(tmp_path / "R.md"),
             "--pictures", str(tmp_path / "pics"), "--media-root", str(media_root), "--no-progress",
-            "--skip", "perception-b,chance-a,majority-a"]
+            "--skip", "perception-b,chance-a,majority-a,visible-ceiling"]
     assert R.main(argv) == 0
     doc = (tmp_path / "R.md").read_text()
     cell = out / "chance-b" / "gomoku" / _first("gomoku")
@@ -114,5 +176,5 @@ def test_a_stale_baseline_cell_is_made_again_never_kept(tmp_path: Path, media_ro
     assert json.loads((cell / "run.json").read_text())[CI.KEY] == run[CI.KEY]
     # kept by --skip, it is refused
     (cell / "run.json").write_text(json.dumps(dict(run, **{CI.KEY: "0" * 64})))
-    assert R.main(argv[:-1] + ["perception-b,chance-a,majority-a,chance-b"]) == 2
+    assert R.main(argv[:-1] + ["perception-b,chance-a,majority-a,visible-ceiling,chance-b"]) == 2
     assert "chance-b: 1 cell(s) were made from other inputs" in capsys.readouterr().err

@@ -95,9 +95,12 @@ def test_the_typed_definition_carries_the_game_knowledge():
     chess, dz = load_definition("chess"), load_definition("doudizhu")
     assert chess.where_pattern("castle") == "[gc][18]" and chess.where_pattern("move") == "[a-h][1-8]"
     assert dz.where_order == "3456789tjqka2br" and dz.where_max_repeat("b") == 1 and dz.where_max_repeat("3") == 4
-    assert chess.baseline_events_per_minute == 6.0 and chess.perception == "the two tinted squares"
+    assert chess.baseline_events_per_minute == 6.0 and chess.chance_where == (tuple("abcdefgh"), tuple("12345678"))
+    assert load_definition("go").chance_where[1] == tuple(str(r) for r in range(1, 20))
+    assert load_definition("go").value_not_in_picture.startswith("the komi")
     assert "lichess.org" in chess.match_sites and load_definition("doudizhu").match_sites == ()
-    assert load_definition("cs2").baseline_events_per_minute is None and load_definition("cs2").perception == ""
+    assert load_definition("cs2").baseline_events_per_minute is None and load_definition("cs2").chance_where == ()
+    assert load_definition("cs2").value_not_in_picture == ""
     assert [f for f, _ in load_definition("dota2").record_formats] == ["opendota"]
     assert [[f for f, _ in load_definition(g).record_formats] for g in ("chess", "go", "gomoku")] == [["pgn"], ["sgf"], ["psq"]]
     assert [f for f, _ in load_definition("doudizhu").record_formats] == ["rlcard-showdown"]
@@ -113,7 +116,9 @@ def test_the_typed_definition_carries_the_game_knowledge():
     ("events", "where_pattern = 3", "where_pattern must be"),
     ("events", "where_max_repeats = { a = 0 }", "where_max_repeats must be"),
     ("events", "where_order = 5", "where_order must be"),
-    ("baselines", "perception = 1", "perception must be a text"),
+    ("baselines", "chance_where = 'abc'", "chance_where must be a list of parts"),
+    ("baselines", "chance_where = [['a', '']]", "chance_where must be a list of parts"),
+    ("value", "not_in_picture = 1", "not_in_picture must be a text"),
     ("audit", "match_sites = 'x.org'", "match_sites must be a list"),
     ("audit", "match_sites = [' x.org']", "match_sites must be a list"),
     ("import", "record_formats = { Bad_Name = 'x' }", "record_formats must be a table"),

@@ -7,9 +7,10 @@ rules, the baselines' rate, what the perception agent reads, the sites the egres
 Read with `ast`, nothing is imported. A module names a game when one of its identifiers (split at
 `_`) or one of its string constants (split into words) is a game's folder name. Docstrings are prose,
 usage examples (`--games chess,go`) included, and are not read. "go" is also an English word and a
-programming language, so it counts only as a whole string or a whole identifier. Excepted: the standalone
-agents (baselines/perception_agent.py, baselines/chance_agent.py), which import nothing from the
-toolkit and recognise the game by the title their instruction states.
+programming language, so it counts only as a whole string or a whole identifier. No module is excepted:
+the standalone agents (baselines/perception_agent.py, baselines/chance_agent.py) are given their games'
+knowledge (the readers beside the dispatcher, the chance tables on the command line) and recognise the
+game by the title their instruction states.
 """
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ from video_arena.games.base import game_names
 
 REPO = Path(__file__).resolve().parents[2]
 PKG = REPO / "video_arena"
-STANDALONE_AGENTS = {PKG / "baselines" / "perception_agent.py", PKG / "baselines" / "chance_agent.py"}
 #: game names that are also ordinary words: in a string only the whole string names the game
 ORDINARY_WORDS = {"go"}
 
@@ -31,7 +31,7 @@ ORDINARY_WORDS = {"go"}
 def modules() -> list[Path]:
     inside = [p for p in sorted(PKG.rglob("*.py")) if (PKG / "games") not in p.parents]
     top = sorted(REPO.glob("*.py")) + sorted((REPO / "agents").glob("*.py")) + sorted((REPO / "judge").glob("*.py"))
-    return [p for p in inside + top if p not in STANDALONE_AGENTS]
+    return inside + top
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

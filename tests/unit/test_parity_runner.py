@@ -4,6 +4,7 @@ its markers only (the Docker run itself: `video-arena parity`, its figures in do
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -17,12 +18,14 @@ from video_arena.harbor import parity as HP
 
 def test_the_harbor_chance_agent_runs_the_run_b_command():
     agent = H.ChanceAgent.__new__(H.ChanceAgent)  # no Harbor logs dir needed for its arguments
-    agent.seed, agent.rates, agent.mode = 3, "chess=6", "chance"
-    native = BR.chance_cmd("chance", 3, {"chess": 6.0})
-    assert native.endswith(" ".join(agent.script_args()))
+    where = {"chess": ["abcdefgh", "12345678"]}
+    agent.seed, agent.rates, agent.mode, agent.where = 3, "chess=6", "chance", BR.where_arg(where)
+    native = BR.chance_cmd("chance", 3, {"chess": 6.0}, where)
+    assert shlex.split(native)[-len(agent.script_args()):] == agent.script_args()
     assert H.ChanceAgent.script.name == Path(BR.CHANCE).name and H.PerceptionAgent.script == BR.PERCEPTION
-    name, extra = BP.harbor_agent("chance", 3, {"chess": 6.0})
+    name, extra = BP.harbor_agent("chance", 3, {"chess": 6.0}, where)
     assert name == H.CHANCE_AGENT and "seed=3" in extra and "rates=chess=6" in extra
+    assert f"where={BR.where_arg(where)}" in extra
 
 
 def test_compare_runs_pairs_tasks_and_counts_identical_answers(tmp_path):

@@ -6,7 +6,9 @@ its inputs, which are
 * the case's task files: the game's game.toml and instruction.md, the case's entry in cases.json and in
   manifest.json (the media's digest is there), its ground truth;
 * the system's agent: the source files that make its answers and the parameters they are given (the
-  agent command of a run-b system, mode, seed and rates of a run-a one);
+  agent command of a run-b system and every file installed with it, mode, seed and tables of a run-a
+  one; for the visible ceiling, per game, the game's reader, plugin and engine sources and the
+  evaluator's identity);
 * the judge.
 
 Before a system runs, a cell whose recorded digest is not the one its inputs give now (or that records
@@ -73,6 +75,15 @@ def cell_digest(case: str, system: str) -> str:
 def expected(tasks_root: Path, games: Iterable[str], system: str) -> dict[tuple[str, str], str]:
     """{(game, case_id): the digest a fresh cell of this system records} over every case of the games."""
     return {(g, cid): cell_digest(d, system) for g in games for cid, d in case_digests(tasks_root, g).items()}
+
+
+def expected_per_game(tasks_root: Path, systems: dict[str, str]) -> dict[tuple[str, str], str]:
+    """`expected` for a system whose digest is per game ({game: system digest}): a game's own files are
+    among its inputs (the visible ceiling's reader and plugin)."""
+    out: dict[tuple[str, str], str] = {}
+    for game, system in systems.items():
+        out.update(expected(tasks_root, [game], system))
+    return out
 
 
 def stale_cells(folder: Path, want: dict[tuple[str, str], str]) -> list[Path]:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Chance and majority baselines: answers that never look at the match, seeded, reproducible bit for bit.
 
-    python3 chance_agent.py --sandbox DIR --mode chance|majority --seed 0 --rates chess=8,go=6
+    python3 chance_agent.py --sandbox DIR --mode chance|majority --seed 0 --rates chess=8,go=6 \
+        [--where '{"chess": ["abcdefgh", "12345678"]}']
 
 Protocol B agent (stdlib only, Python 3.11+): reads instruction.md (the game's title and vocabulary)
 and match.mp4's duration (ffprobe; the pixels are never decoded), writes answer.json. The same rows are
@@ -9,13 +10,14 @@ what `answer_for_prompt` returns for a Protocol A request (the instruction text 
 
 chance    round(rate * duration / 60) rows at uniform random times in [0, duration), every label drawn
           uniformly: type, actor, delta, state from the instruction's lists; `where` from the game's
-          coordinate set (every square / point / grid cell; single card ranks for Doudizhu), else from
-          the codes the instruction's `where` line lists for the row's type (`for `tower`, ... `top_t1`,
-          ...`), else ""; "" for types without a location.
+          table (--where, from game.toml's `[baselines] chance_where`: every square, point or grid cell,
+          single card ranks), else from the codes the instruction's `where` line lists for the row's type
+          (`for `tower`, ... `top_t1`, ...`), else ""; "" for types without a location.
 majority  the same rows with every `delta` `flat` and every `state` the even label.
 
 The per-game rate is a documented prior from each game's game.toml (`[baselines] events_per_minute`),
-passed on the command line (`--rates`), so the agent itself reads no file but the sandbox's.
+passed on the command line (`--rates`), and so is the `where` table (`--where`), so the agent itself reads
+no file but the sandbox's and knows no game but by what it is given.
 The random stream depends only on (seed, game title, duration rounded to a millisecond).
 """
 from __future__ import annotations
@@ -27,19 +29,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-
-FILES = "abcdefgh"
-GO_COLS = "abcdefghjklmnopqrst"
-GOMOKU_COLS = "ABCDEFGHJKLMNOP"
-WHERE = {
-    "chess": [f + str(r) for f in FILES for r in range(1, 9)],
-    "go": [c + str(r) for c in GO_COLS for r in range(1, 20)],
-    "gomoku": [c + str(r) for c in GOMOKU_COLS for r in range(1, 16)],
-    "doudizhu": list("3456789TJQKA2BR"),
-    "google research football": [str(c) + r for c in range(1, 7) for r in "abc"],
-    "starcraft ii": [c + str(r) for c in FILES for r in range(1, 9)],
-}
-
 
 class InstructionError(ValueError):
     pass
@@ -84,7 +73,16 @@ def where_codes(section: str, types: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def rows(spec: dict, duration_s: float, rate_per_min: float, seed: int, mode: str) -> list[dict]:
+def where_table(parts: list) -> list[str]:
+    """Every concatenation of one string of each part, in order (game.toml's `[baselines] chance_where`)."""
+    out = [""]
+    for part in parts:
+        out = [head + str(tail) for head in out for tail in part]
+    return out if parts else []
+
+
+def rows(spec: dict, duration_s: float, rate_per_min: float, seed: int, mode: str,
+         where_parts: list | None = None) -> list[dict]:
     if mode not in ("chance", "majority"):
         raise ValueError(f"mode must be chance or majority, not {mode!r}")
     if not (duration_s > 0 and rate_per_min >= 0):
@@ -92,7 +90,7 @@ def rows(spec: dict, duration_s: float, rate_per_min: float, seed: int, mode: st
     d = round(float(duration_s), 3)
     rng = random.Random(f"video-arena-chance/{seed}/{spec['game']}/{d:.3f}")
     n = int(round(rate_per_min * d / 60.0))
-    table = WHERE.get(spec["game"])
+    table = where_table(where_parts or [])
     codes = spec.get("where_codes") or {}
     even = spec["states"][-1]  # "`a`, `b` or `even`": the even label is listed last
     out = []
@@ -130,14 +128,27 @@ def duration_of(video: Path) -> float:
         raise SystemExit(f"chance agent: ffprobe gives no duration for {video.name}: {res.stderr.strip()[:200]}")
 
 
-def answer_for_prompt(prompt_text: str, video_ts: list[float], rates: dict[str, float], seed: int, mode: str) -> dict:
+def parse_where(text: str) -> dict[str, list]:
+    """--where: a JSON object {title: [part, ...]}, each part a string of characters or a list of strings."""
+    try:
+        table = json.loads(text) if text else {}
+    except ValueError:
+        table = None
+    if not (isinstance(table, dict) and all(isinstance(v, list) and all(isinstance(p, (str, list)) for p in v)
+                                            for v in table.values())):
+        raise SystemExit("chance agent: --where must be a JSON object {title: [part, ...]} (parts: strings or lists)")
+    return {str(k).lower(): v for k, v in table.items()}
+
+
+def answer_for_prompt(prompt_text: str, video_ts: list[float], rates: dict[str, float], seed: int, mode: str,
+                      where: dict[str, list] | None = None) -> dict:
     """The Protocol A answer: from the request alone (its instruction text and video_ts)."""
     spec = parse_instruction(prompt_text)
     step = (video_ts[-1] - video_ts[0]) / (len(video_ts) - 1) if len(video_ts) > 1 else 1.0
     horizon = video_ts[-1] + step
     if spec["game"] not in rates:   # never a silent zero-row answer
         raise InstructionError(f"no rate for {spec['game']!r} in the rates")
-    return {"events": rows(spec, horizon, rates[spec["game"]], seed, mode)}
+    return {"events": rows(spec, horizon, rates[spec["game"]], seed, mode, (where or {}).get(spec["game"]))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rates", required=True,
                     help="title=events_per_minute,... (the instruction's game title, lower case; from game.toml)")
+    ap.add_argument("--where", default="",
+                    help='{"title": [part, ...], ...}: each game\'s `where` table (JSON; from game.toml\'s chance_where)')
     args = ap.parse_args(argv)
     sandbox = Path(args.sandbox)
     try:
@@ -156,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     rates = parse_rates(args.rates)
     if spec["game"] not in rates:
         raise SystemExit(f"chance agent: no rate for {spec['game']!r} in --rates")
-    answer = {"events": rows(spec, duration_of(sandbox / "match.mp4"), rates[spec["game"]], args.seed, args.mode)}
+    where = parse_where(args.where).get(spec["game"])
+    answer = {"events": rows(spec, duration_of(sandbox / "match.mp4"), rates[spec["game"]], args.seed, args.mode, where)}
     path = sandbox / "answer.json"
     tmp = path.with_name(".answer.json.tmp")
     tmp.write_text(json.dumps(answer), encoding="utf-8")

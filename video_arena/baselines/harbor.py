@@ -3,17 +3,20 @@ task's own offline container (the sandbox image: Python 3.11, numpy, Pillow, ffm
 
     PYTHONPATH=. harbor run -p <Protocol B dataset> -a agents.perception_agent:PerceptionAgent -n 2
     PYTHONPATH=. harbor run -p <Protocol B dataset> -a agents.chance_agent:ChanceAgent --ak seed=0 \
-        --ak rates=chess=6,go=6 [--ak mode=majority]
+        --ak rates=chess=6,go=6 [--ak 'where={"chess":["abcdefgh","12345678"]}'] [--ak mode=majority]
     video-arena baselines --harbor [--games chess --limit 1]    (generates the dataset, runs, scores)
     video-arena parity --games chess                             (each agent natively and on Harbor)
 
-Each agent copies its script's bytes into the container (as the agent user, through `exec`) and runs
-`python3 /tmp/<script> --sandbox /app ...`; the script writes /app/answer.json, exactly as under run-b.
+Each agent copies its files into one folder of the container (as the agent user, through `exec`: the
+perception agent's dispatcher with the readers' shared helpers, every game's reader and their index, as
+`video-arena baselines` installs them for run-b; the chance agent's one script) and runs
+`python3 <folder>/<script> --sandbox /app ...`; the script writes /app/answer.json, exactly as under run-b.
 """
 from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import os
 import shlex
 import sys
@@ -26,6 +29,7 @@ from video_arena.toolkit_info import toolkit_provenance
 from video_arena.container_host.docker_host import ensure_docker
 from video_arena.harbor.generate import Options, generate
 from video_arena.container_host.image import image_exists
+from video_arena.games import readers as RD
 from video_arena.harbor import oracle_check as OC
 from video_arena.harbor import spec as S
 from video_arena.scoring import cells as SC
@@ -43,11 +47,19 @@ except ImportError:  # pragma: no cover - the class is unusable without Harbor, 
     BaseAgent = object  # type: ignore[assignment,misc]
 
 
+#: where an agent's files are copied inside the container
+AGENT_DIR = "/tmp/va-agent"
+
+
 class ScriptAgent(BaseAgent):  # type: ignore[misc,valid-type]
     """A standalone baseline script run inside the task's container with `--sandbox /app` and its args."""
 
     script: Path = SCRIPT
     log_name = "agent.log"
+
+    def files(self) -> list[tuple[str, bytes]]:
+        """(name, bytes) of the files the script runs with, copied flat beside it (the script first)."""
+        return [(self.script.name, self.script.read_bytes())]
 
     def __init__(self, *args, timeout: int = 3600, **kwargs):
         super().__init__(*args, **kwargs)
@@ -63,11 +75,13 @@ class ScriptAgent(BaseAgent):  # type: ignore[misc,valid-type]
         return None
 
     async def run(self, instruction, environment, context) -> None:
-        b64 = base64.b64encode(self.script.read_bytes()).decode()
-        target = f"/tmp/{self.script.name}"
-        res = await environment.exec(f"echo {b64} | base64 -d > {target}", timeout_sec=60)
-        if res.return_code != 0:
-            raise RuntimeError(f"cannot copy the agent into the container: {(res.stdout or '')[-300:]}")
+        res = await environment.exec(f"mkdir -p {AGENT_DIR}", timeout_sec=60)
+        for name, data in self.files():   # one exec per file: a command line holds one file's base64
+            b64 = base64.b64encode(data).decode()
+            res = await environment.exec(f"echo {b64} | base64 -d > {AGENT_DIR}/{shlex.quote(name)}", timeout_sec=60)
+            if res.return_code != 0:
+                raise RuntimeError(f"cannot copy {name} into the container: {(res.stdout or '')[-300:]}")
+        target = f"{AGENT_DIR}/{self.script.name}"
         cmd = " ".join(["cd /app && python3", target, "--sandbox", "/app", *map(shlex.quote, self.script_args())])
         res = await environment.exec(cmd, timeout_sec=self.timeout)
         self.logs_dir.mkdir(parents=True, exist_ok=True)
@@ -79,21 +93,27 @@ class PerceptionAgent(ScriptAgent):
     script = SCRIPT
     log_name = "perception.log"
 
+    def files(self) -> list[tuple[str, bytes]]:
+        return RD.agent_files(self.script)
+
     @staticmethod
     def name() -> str:
         return "video-arena-perception"
 
 
 class ChanceAgent(ScriptAgent):
-    """chance_agent.py: `--ak seed=N --ak rates=title=per_minute,... [--ak mode=majority]` (the rates as
-    `video-arena baselines` passes them to run-b, so both harnesses draw the same rows)."""
+    """chance_agent.py: `--ak seed=N --ak rates=title=per_minute,... [--ak where=JSON] [--ak mode=majority]`
+    (the rates and `where` tables as `video-arena baselines` passes them to run-b, so both harnesses draw
+    the same rows; Harbor hands a JSON value over parsed, so `where` is a text or the object)."""
 
     script = CHANCE_SCRIPT
     log_name = "chance.log"
 
-    def __init__(self, *args, seed: int = 0, rates: str = "", mode: str = "chance", **kwargs):
+    def __init__(self, *args, seed: int = 0, rates: str = "", mode: str = "chance", where: str | dict = "",
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.seed, self.rates, self.mode = int(seed), str(rates), str(mode)
+        self.where = where if isinstance(where, str) else json.dumps(where, sort_keys=True, separators=(",", ":"))
         if not self.rates:
             raise ValueError("ChanceAgent needs --ak rates=title=events_per_minute,... (see video-arena baselines)")
 
@@ -102,7 +122,8 @@ class ChanceAgent(ScriptAgent):
         return "video-arena-chance"
 
     def script_args(self) -> list[str]:
-        return ["--mode", self.mode, "--seed", str(self.seed), "--rates", self.rates]
+        return ["--mode", self.mode, "--seed", str(self.seed), "--rates", self.rates] + (
+            ["--where", self.where] if self.where else [])
 
 
 @contextlib.contextmanager

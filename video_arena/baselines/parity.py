@@ -38,15 +38,17 @@ class ParityRunError(RuntimeError):
     pass
 
 
-def harbor_agent(agent: str, seed: int, title_rates: dict[str, float]) -> tuple[str, tuple[str, ...]]:
+def harbor_agent(agent: str, seed: int, title_rates: dict[str, float],
+                 title_where: dict[str, list] | None = None) -> tuple[str, tuple[str, ...]]:
     if agent == "chance":
-        return H.CHANCE_AGENT, ("--ak", f"seed={seed}", "--ak", f"rates={BR.rates_arg(title_rates)}",
+        where = ("--ak", f"where={BR.where_arg(title_where)}") if title_where else ()
+        return H.CHANCE_AGENT, ("--ak", f"seed={seed}", "--ak", f"rates={BR.rates_arg(title_rates)}", *where,
                                 "--ak", "mode=chance")
     return H.AGENT, ()
 
 
-def native_cmd(agent: str, seed: int, title_rates: dict[str, float]) -> str:
-    return BR.chance_cmd("chance", seed, title_rates) if agent == "chance" else BR.perception_cmd()
+def native_cmd(agent: str, seed: int, title_rates: dict[str, float], title_where: dict[str, list] | None = None) -> str:
+    return BR.chance_cmd("chance", seed, title_rates, title_where) if agent == "chance" else BR.perception_cmd()
 
 
 def _job_done(job: Path, n_tasks: int) -> bool:
@@ -66,6 +68,7 @@ def measure(out: Path, games: list[str], limit: int | None, seed: int, agents: l
         shutil.rmtree(out)
     media_root = paths.media_root(tasks_root)
     title_rates = BR.agent_rates(tasks_root, BR.rates(tasks_root, games))
+    title_where = BR.agent_where(tasks_root, games)
     dataset = out / "dataset-b"
     res = generate(Options(out=dataset, protocol="B", net="docker", media="mount", tasks_root=tasks_root,
                            games=games, limit=limit, force=True, progress=False))
@@ -76,11 +79,11 @@ def measure(out: Path, games: list[str], limit: int | None, seed: int, agents: l
     for agent in agents:
         native, job = out / f"{agent}-native", out / "jobs" / f"parity-{agent}"
         t0 = time.monotonic()
-        BR.run_b(native, native_cmd(agent, seed, title_rates), agent, games, limit, tasks_root, media_root, workers)
+        BR.run_b(native, native_cmd(agent, seed, title_rates, title_where), agent, games, limit, tasks_root, media_root, workers)
         t1 = time.monotonic()
         if not _job_done(job, len(res.tasks)):
             shutil.rmtree(job, ignore_errors=True)
-            name, extra = harbor_agent(agent, seed, title_rates)
+            name, extra = harbor_agent(agent, seed, title_rates, title_where)
             rc = H.run_job(dataset, name, job.name, job.parent, len(res.tasks), media_root, extra)
             if rc != 0:
                 print(f"parity: harbor run of {agent} exited {rc}", file=sys.stderr)

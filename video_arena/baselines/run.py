@@ -12,8 +12,11 @@ Systems (one results folder each under --out, scored by video_arena.scoring.scor
                 through `run-a` (its answer depends only on the request: instruction text, video_ts)
   majority A/B  the same rows, delta `flat`, state the even label
   grid ceiling  Protocol A's best possible answer from the 1 FPS / 256-frame grid alone (see
-                grid_ceiling_answer), judged; beside it the seed's min(1, 2*TOL*fps_eff) recall bound
-  perception B  perception_agent.py through `run-b` (natively; --harbor: on Docker, see harbor.py)
+                grid_ceiling.py), judged; beside it the seed's min(1, 2*TOL*fps_eff) recall bound
+  visible ceiling  each game's pixel reader on the whole video, delta/state from the game's V_t on the
+                visible states it read (visible.py); with it T1 visibility per game and event type
+  perception B  perception_agent.py (the dispatcher of the games' readers) through `run-b` (natively;
+                --harbor: on Docker, see harbor.py)
 
 The doc's numbers come only from this command. Its header carries a digest of every input (tasks'
 game.toml/cases/gt/manifest, the agents' source, the judge), which a test recomputes (inputs_digest).
@@ -39,6 +42,9 @@ from video_arena.cli_args import comma_list
 from video_arena.progress import bar as progress_bar
 from video_arena.baselines import cell_inputs as CI
 from video_arena.baselines import chance_agent
+from video_arena.baselines import visible as V
+from video_arena.baselines.grid_ceiling import grid_ceiling_answer, grid_for
+from video_arena.games import readers as RD
 from video_arena.core import tasks as T
 from video_arena.media import grid as G
 from video_arena.core.condition import DEFAULT_CONDITION
@@ -60,6 +66,7 @@ SYSTEMS = [  # (folder, label, protocol)
     ("chance-a", "chance", "A"),
     ("majority-a", "majority", "A"),
     ("grid-ceiling", "grid ceiling", "A"),
+    (V.FOLDER, "visible ceiling", "B"),
     ("perception-b", "perception agent", "B"),
 ]
 
@@ -93,33 +100,50 @@ def rates(tasks_root: Path, games: list[str]) -> dict[str, float]:
 
 def perception_games(tasks_root: Path, games: list[str] | None = None) -> list[str]:
     """The games (of `games`, default every game of the tree) the perception agent has a reader for:
-    those whose game.toml says what it reads (`[baselines] perception`)."""
-    return [g for g in (T.list_games(tasks_root) if games is None else games)
-            if definition(tasks_root, g).perception]
+    those with a pixel reader, video_arena/games/<game>/reader.py."""
+    have = set(RD.reader_games())
+    return [g for g in (T.list_games(tasks_root) if games is None else games) if g in have]
 
 
 def perception_reads(tasks_root: Path) -> str:
-    """'chess: ...; go and gomoku: ...': what the perception agent reads, per game of the tree (games
-    that read the same named together)."""
+    """'chess: ...; go and gomoku: ...': what the perception agent reads, per game of the tree (each
+    reader's READS; games that read the same named together)."""
     reads: dict[str, list[str]] = {}
     for g in perception_games(tasks_root):
-        reads.setdefault(definition(tasks_root, g).perception, []).append(g)
+        reads.setdefault(" ".join(RD.load_reader(g).READS.split()), []).append(g)
     return "; ".join(f"{' and '.join(gs)}: {text}" for text, gs in reads.items())
 
 
-def agent_rates(tasks_root: Path, rate_table: dict[str, float]) -> dict[str, float]:
-    """The rates as the chance agent looks them up: by the game title its instruction.md states (lower
+def agent_title(tasks_root: Path, game: str) -> str:
+    """The game's title as the chance agent looks its tables up: as its instruction.md states it (lower
     case; the title, not the folder name), so no game gets a silent zero-row answer."""
-    out = {}
-    for g, v in rate_table.items():
-        try:
-            title = chance_agent.parse_instruction((tasks_root / g / "instruction.md").read_text(encoding="utf-8"))["game"]
-        except (OSError, chance_agent.InstructionError) as exc:
-            raise BaselinesError(f"{g}: the chance agent cannot read its instruction.md: {exc}")
-        if "," in title or "=" in title:
-            raise BaselinesError(f"{g}: the game title {title!r} cannot be passed in --rates (',' or '=')")
-        out[title] = v
+    try:
+        title = chance_agent.parse_instruction((tasks_root / game / "instruction.md").read_text(encoding="utf-8"))["game"]
+    except (OSError, chance_agent.InstructionError) as exc:
+        raise BaselinesError(f"{game}: the chance agent cannot read its instruction.md: {exc}")
+    if "," in title or "=" in title:
+        raise BaselinesError(f"{game}: the game title {title!r} cannot be passed in --rates (',' or '=')")
+    return title
+
+
+def agent_rates(tasks_root: Path, rate_table: dict[str, float]) -> dict[str, float]:
+    """The rates by the title the chance agent looks them up by (agent_title)."""
+    return {agent_title(tasks_root, g): v for g, v in rate_table.items()}
+
+
+def agent_where(tasks_root: Path, games: list[str]) -> dict[str, list]:
+    """{title: parts} of the games whose game.toml gives the chance agent a `where` table (`[baselines]
+    chance_where`), by the title the agent looks it up by; a part of single characters as one string."""
+    out: dict[str, list] = {}
+    for g in games:
+        parts = definition(tasks_root, g).chance_where
+        if parts:
+            out[agent_title(tasks_root, g)] = ["".join(p) if all(len(v) == 1 for v in p) else list(p) for p in parts]
     return out
+
+
+def where_arg(where: dict[str, list]) -> str:
+    return json.dumps(where, sort_keys=True, separators=(",", ":"))
 
 
 def rates_arg(r: dict[str, float]) -> str:
@@ -144,22 +168,31 @@ def inputs_digest(tasks_root: Path, games: list[str], limit: int | None) -> str:
             add(f"{g}/{f}", (tasks_root / g / f).read_bytes())
         for cid in case_ids(tasks_root, g, limit):
             add(f"{g}/gt/{cid}", TasksTree(tasks_root).gt(g, cid).read_bytes())
-    for p in (PERCEPTION, CHANCE, HERE / "run.py", HERE / "cell_inputs.py", paths.judge_path()):
+    for name, data in agent_files():
+        add(f"agent/{name}", data)
+    for p in (HERE / "run.py", HERE / "cell_inputs.py", HERE / "grid_ceiling.py", HERE / "visible.py",
+              paths.judge_path()):
         add(p.name, p.read_bytes())
+    for g in perception_games(tasks_root, games):   # what their visible V_t is made of
+        for p in RD.source_files(g):
+            add(f"{g}/source/{p.name}", p.read_bytes())
     return h.hexdigest()
 
 
-def system_inputs(cmds: dict[str, str], seed: int, title_rates: dict[str, float]) -> dict[str, str]:
+def system_inputs(cmds: dict[str, str], seed: int, title_rates: dict[str, float],
+                  title_where: dict[str, list] | None = None) -> dict[str, str]:
     """{system folder: the digest of what makes its answers} (cell_inputs.py): the source files and the
-    parameters of its agent, and the judge."""
+    parameters of its agent, and the judge (the visible ceiling's, per game: visible.system_digests)."""
     run_py = HERE / "run.py"
     a_files = (CHANCE, run_py, DEFAULT_CONDITION, paths.repo_resource("tests", "fixtures", "openai_test_server.py"))
+    installed = {name: hashlib.sha256(data).hexdigest() for name, data in agent_files()}
     out = {"oracle": CI.system_digest([run_py], "oracle"), "nop": CI.system_digest([run_py], "nop"),
-           "grid-ceiling": CI.system_digest([run_py, Path(G.__file__)], "grid-ceiling"),
-           "perception-b": CI.system_digest([PERCEPTION], cmds["perception-b"])}
+           "grid-ceiling": CI.system_digest([run_py, HERE / "grid_ceiling.py", Path(G.__file__)], "grid-ceiling"),
+           "perception-b": CI.system_digest([], {"cmd": cmds["perception-b"], "installed": installed})}
     for mode in ("chance", "majority"):
         out[f"{mode}-b"] = CI.system_digest([CHANCE], cmds[f"{mode}-b"])
-        out[f"{mode}-a"] = CI.system_digest(a_files, {"mode": mode, "seed": seed, "rates": title_rates})
+        out[f"{mode}-a"] = CI.system_digest(a_files, {"mode": mode, "seed": seed, "rates": title_rates,
+                                                      "where": title_where or {}})
     return out
 
 
@@ -175,42 +208,6 @@ def write_cell(out: Path, game: str, case_id: str, answer: dict, protocol: str, 
                                answer_state="answered" if protocol == "A" else "wrote",
                                n_rows=len(answer["events"]), answer_sha256=sha256_file(path),
                                extras=dict(extra or {})))
-
-
-def grid_ceiling_answer(gt: dict, grid_ts: list[float], tolerance: float) -> dict:
-    """The best answer a perfect model can give from the grid's frames alone.
-
-    Grid frame k (time t_k) shows the source frame on screen at t_k, so an event at time t is first
-    visible in the first grid frame with t_k >= t: all the frames tell is t in (t_{k-1}, t_k]. A
-    perfect model knows every label and places the m events that fall in one interval evenly inside
-    it (at t_{k-1} + j * (t_k - t_{k-1}) / (m + 1)), the spread that keeps each within TOL of its true
-    time whenever the interval allows. An event after the last grid frame is never seen: no row."""
-    ts = [float(t) for t in grid_ts]
-    events = gt["events"]
-    buckets: dict[int, list[dict]] = {}
-    import bisect
-
-    for e in events:
-        k = bisect.bisect_left(ts, float(e["t"]) - 1e-9)
-        if k >= len(ts):
-            continue
-        buckets.setdefault(k, []).append(e)
-    rows = []
-    for k, evs in sorted(buckets.items()):
-        lo = ts[k - 1] if k > 0 else ts[0]
-        hi = ts[k]
-        for j, e in enumerate(evs, start=1):
-            t = hi if k == 0 else lo + j * (hi - lo) / (len(evs) + 1)
-            rows.append({"t": round(t, 3), "type": e["type"], "actor": e["actor"], "where": e["where"],
-                         "delta": e["delta"], "state": e["state"]})
-    return {"events": rows}
-
-
-def grid_for(media: Path):
-    info = G.probe(media)
-    spec = G.GridSpec()
-    times, fps_eff = G.grid_times(info.duration, spec)
-    return [float(t) for t in times], float(fps_eff)
 
 
 def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[str], limit: int | None) -> dict:
@@ -234,15 +231,21 @@ def direct_systems(out: Path, tasks_root: Path, media_root: Path, games: list[st
 # -- agents through the real runners ---------------------------------------------------------------
 
 #: Where the agents' scripts are copied for `run-b`: an isolated agent sees no file of the checkout
-#: (run-b refuses to allow a path inside it), so the two standalone scripts are allowed from here.
+#: (run-b refuses to allow a path inside it), so the standalone agents are allowed from here.
 AGENTS_HOME = Path.home() / ".cache" / "video-arena" / "baseline-agents"
 
 
+def agent_files() -> list[tuple[str, bytes]]:
+    """(file name, bytes) of the agents' folder: the perception agent's (the dispatcher, the shared
+    helpers, every game's reader and their index: video_arena/games/readers.py) and the chance agent."""
+    return RD.agent_files(PERCEPTION) + [(CHANCE.name, CHANCE.read_bytes())]
+
+
 def install_agents(dest: Path = AGENTS_HOME) -> Path:
-    """Copy the standalone agent scripts to `dest` (outside the checkout) and return it."""
+    """Write the standalone agents' folder (flat) at `dest` (outside the checkout) and return it."""
     dest.mkdir(parents=True, exist_ok=True)
-    for src in (PERCEPTION, CHANCE):
-        (dest / src.name).write_bytes(src.read_bytes())
+    for name, data in agent_files():
+        safe_io.write_bytes_atomic(dest / name, data)
     return dest
 
 
@@ -278,9 +281,9 @@ def request_text(body: dict) -> str:
     return "\n".join(parts)
 
 
-def protocol_a_action(mode: str, seed: int, title_rates: dict[str, float]):
+def protocol_a_action(mode: str, seed: int, title_rates: dict[str, float], title_where: dict[str, list] | None = None):
     """The test server's action for a chance/majority "model": the answer from the request alone
-    (`title_rates` from `agent_rates`)."""
+    (`title_rates` from `agent_rates`, `title_where` from `agent_where`)."""
     import re
 
     def action(body: dict) -> dict:
@@ -288,7 +291,7 @@ def protocol_a_action(mode: str, seed: int, title_rates: dict[str, float]):
         m = re.search(r"^video_ts = (\[.*?\])$", text, re.M)
         try:
             ts = json.loads(m.group(1)) if m else []
-            answer = chance_agent.answer_for_prompt(text, ts, title_rates, seed, mode)
+            answer = chance_agent.answer_for_prompt(text, ts, title_rates, seed, mode, title_where)
         except (ValueError, chance_agent.InstructionError) as exc:
             return {"content": f"cannot answer: {exc}"}
         return {"content": json.dumps(answer)}
@@ -297,13 +300,13 @@ def protocol_a_action(mode: str, seed: int, title_rates: dict[str, float]):
 
 
 def run_a(out: Path, mode: str, seed: int, title_rates: dict[str, float], games: list[str], limit: int | None,
-          tasks_root: Path, media_root: Path, cache: Path, workers: int) -> None:
+          tasks_root: Path, media_root: Path, cache: Path, workers: int, title_where: dict[str, list] | None = None) -> None:
     # deferred: imports openai (about 3 s of CPU)
     from video_arena.protocol_a import runner
 
     srv_mod = _load_test_server()
     with srv_mod.OpenAITestServer() as srv:
-        srv.default = protocol_a_action(mode, seed, title_rates)
+        srv.default = protocol_a_action(mode, seed, title_rates, title_where)
         argv = ["--model", mode, "--base-url", srv.base_url, "--out", str(out), "--games", ",".join(games),
                 "--tasks-root", str(tasks_root), "--media-root", str(media_root), "--cache-dir", str(cache),
                 "--workers", str(workers)]
@@ -326,10 +329,11 @@ def perception_cmd() -> str:
     return f"python3 {shlex.quote(str(AGENTS_HOME / PERCEPTION.name))} --sandbox {{sandbox}}"
 
 
-def chance_cmd(mode: str, seed: int, title_rates: dict[str, float]) -> str:
-    """The chance/majority agent's command; `title_rates` from `agent_rates`."""
+def chance_cmd(mode: str, seed: int, title_rates: dict[str, float], title_where: dict[str, list] | None = None) -> str:
+    """The chance/majority agent's command; `title_rates` from `agent_rates`, `title_where` from `agent_where`."""
     return (f"python3 {shlex.quote(str(AGENTS_HOME / CHANCE.name))} --sandbox {{sandbox}} --mode {mode} --seed {seed} "
-            f"--rates {shlex.quote(rates_arg(title_rates))}")
+            f"--rates {shlex.quote(rates_arg(title_rates))}"
+            + (f" --where {shlex.quote(where_arg(title_where))}" if title_where else ""))
 
 
 # -- the doc ----------------------------------------------------------------------------------------
@@ -351,7 +355,7 @@ def overall_cell(ov: dict[str, Any], metric: str, n_columns: int) -> str:
 def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[float]], digest: str,
                limit: int | None, seed: int, pictures: dict[str, str], perception_rows: list[str],
                harbor_note: str, rate_table: dict[str, float] | None = None,
-               tasks_root: Path | None = None) -> str:
+               tasks_root: Path | None = None, visible_lines: list[str] | None = None) -> str:
     prov = toolkit_provenance()
     root = paths.tasks_root(tasks_root)
     lines = [
@@ -370,7 +374,8 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
         "n = cases scored.",
         "oracle and nop are protocol-independent (the answer key and the empty answer). chance and majority "
         "read only the sandbox's files (B) or the request (A); the grid ceiling is the best answer a perfect "
-        "model can give from Protocol A's 1 FPS / 256-frame grid; the perception agent reads the pixels.",
+        "model can give from Protocol A's 1 FPS / 256-frame grid; the visible ceiling is the best a perfect "
+        "watcher of the whole video can score from what the picture shows (below); the perception agent reads the pixels.",
         "",
     ]
     if rate_table:
@@ -403,23 +408,26 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
             lines += ["", "The grid ceiling row is an F1 (events after the last grid frame get no row, so its "
                       "precision stays 1); the bound below it is the seed's recall bound for evenly spread events."]
         lines.append("")
+    lines += visible_lines or []
     lines += ["## Perception agent", "",
-              "A standalone Protocol B agent (Python 3.11, numpy, Pillow, ffmpeg; no toolkit import) that decodes "
-              "every frame, takes the first frame whose board or table differs from the previous one as an "
+              "A standalone Protocol B agent (Python 3.11, numpy, Pillow, ffmpeg; no toolkit import): a dispatcher "
+              "that runs the game's pixel reader (`video_arena/games/<game>/reader.py`), which decodes every frame, "
+              "takes the first frame whose board or table differs from the previous one as an "
               f"event, reads the move from the pixels ({perception_reads(root)}) "
               "and applies the game's rules for the event type; `delta` is always `flat` and `state` a naive "
               "balance (material, prisoners, last threat, cards left). Run it on any tasks tree with:",
               "",
               "```",
-              "mkdir -p ~/va-agents && cp video_arena/baselines/perception_agent.py ~/va-agents/",
+              "video-arena baselines --install-agents ~/va-agents",
               "video-arena run-b --allow-path ~/va-agents:ro \\",
               "    --agent-cmd \"python3 $HOME/va-agents/perception_agent.py --sandbox {sandbox}\" \\",
               f"    --out results/b-perception --model perception --games {','.join(perception_games(root))}",
               "```",
               "",
-              "(an isolated agent sees no file of the checkout, so the script is run from a copy the agent is "
-              "allowed to read; the host's `python3` needs numpy and Pillow: Debian's python3-numpy and "
-              "python3-pil, which scripts/setup.sh installs)",
+              "(an isolated agent sees no file of the checkout, so the agent runs from a copy it is allowed to read: "
+              "the dispatcher, the readers' shared helpers and every game's reader, flat in one folder; the host's "
+              "`python3` needs numpy and Pillow: Debian's python3-numpy and python3-pil, which scripts/setup.sh "
+              "installs)",
               "",
               "and on Harbor, inside the sandbox image, on a Protocol B dataset (`video-arena make-harbor --protocol B "
               "--net docker`): `PYTHONPATH=. harbor run -p DATASET -a agents.perception_agent:PerceptionAgent`.",
@@ -486,7 +494,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip", default="", help="comma-separated systems not to (re)run: " + ",".join(s[0] for s in SYSTEMS))
     ap.add_argument("--force", action="store_true", help="re-run cells that already have a run.json")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar (also: VA_NO_PROGRESS=1)")
+    ap.add_argument("--install-agents", metavar="DIR",
+                    help="only write the standalone agents (perception dispatcher, readers, chance) flat into DIR")
     args = ap.parse_args(argv)
+    if args.install_agents:
+        print(f"baselines: agents written to {install_agents(Path(args.install_agents).expanduser())}")
+        return 0
     try:
         return _main(args)
     except BaselinesError as exc:
@@ -525,6 +538,7 @@ def _main(args) -> int:
               "the perception agent is not run on them", file=sys.stderr)
     rate_table = rates(tasks_root, games)
     title_rates = agent_rates(tasks_root, rate_table)
+    title_where = agent_where(tasks_root, games)
     if args.force:
         import shutil
         for folder, _, _ in SYSTEMS:
@@ -533,11 +547,12 @@ def _main(args) -> int:
 
     # a cell made from other inputs (tasks, agent, judge) is never kept: removed here, made again below
     runs = [s for s in ("chance-b", "majority-b", "perception-b", "chance-a", "majority-a") if s not in skip]
-    cmds = {"chance-b": chance_cmd("chance", args.seed, title_rates),
-            "majority-b": chance_cmd("majority", args.seed, title_rates), "perception-b": perception_cmd()}
-    inputs = system_inputs(cmds, args.seed, title_rates)
+    cmds = {"chance-b": chance_cmd("chance", args.seed, title_rates, title_where),
+            "majority-b": chance_cmd("majority", args.seed, title_rates, title_where), "perception-b": perception_cmd()}
+    inputs = system_inputs(cmds, args.seed, title_rates, title_where)
     want = {folder: CI.expected(tasks_root, readable if folder == "perception-b" else games, inputs[folder])
-            for folder, _, _ in SYSTEMS}
+            for folder, _, _ in SYSTEMS if folder != V.FOLDER}
+    want[V.FOLDER] = CI.expected_per_game(tasks_root, V.system_digests(readable))
     for folder, _, _ in SYSTEMS:
         if folder in skip and folder not in WRITTEN_DIRECTLY:   # the written ones are written every time
             stale = CI.stale_cells(out / folder, want[folder])
@@ -552,11 +567,18 @@ def _main(args) -> int:
 
     # one bar over every cell of every system: n cases x (oracle, nop, grid ceiling + each system run)
     n = sum(len(case_ids(tasks_root, g, args.limit)) for g in games)
-    bar = progress_bar(n * (3 + len(runs) + bool(args.harbor)), "baselines", "cell", enabled=not args.no_progress)
+    visible_cases = [(g, cid) for g in readable for cid in case_ids(tasks_root, g, args.limit)]
+    make_visible = V.FOLDER not in skip
+    bar = progress_bar(n * (3 + len(runs) + bool(args.harbor)) + len(visible_cases) * make_visible, "baselines", "cell",
+                       enabled=not args.no_progress)
     with bar:
         print("baselines: oracle, nop, grid ceiling", file=sys.stderr)
         with bar.stage(3 * n, "oracle, nop, grid ceiling"):
             bounds = direct_systems(out, tasks_root, media_root, games, args.limit)
+        if make_visible:
+            print("baselines: visible ceiling (the games' readers and their visible V_t)", file=sys.stderr)
+            with bar.stage(len(visible_cases), "visible ceiling"):
+                V.make_cells(out / V.FOLDER, tasks_root, media_root, visible_cases, args.workers, bar)
         for folder in [r for r in runs if r.endswith("-b")]:
             run_games = readable if folder == "perception-b" else games
             with bar.stage(n, folder):  # run-b's own bar counts here
@@ -567,7 +589,7 @@ def _main(args) -> int:
         for mode in [r[:-2] for r in runs if r.endswith("-a")]:
             with bar.stage(n, f"{mode}-a"):
                 run_a(out / f"{mode}-a", mode, args.seed, title_rates, games, args.limit, tasks_root, media_root,
-                      cache, args.workers)
+                      cache, args.workers, title_where)
         harbor_note = ""
         if args.harbor:
             # deferred: imports Harbor (about 1.1 s of CPU); only --harbor
@@ -600,8 +622,10 @@ def _main(args) -> int:
                              "pixels within 3 s, nothing extra)."] if read and "perception-b" in scores else [])
         findings = head + [f"Not run on {', '.join(no_reader)}: the agent has no reader for "
                            f"{'that game' if len(no_reader) == 1 else 'those games'}."]
+    visible_lines = V.section(out / V.FOLDER if V.FOLDER in scores else None, tasks_root, games,
+                              {g: case_ids(tasks_root, g, args.limit) for g in games}, readable)
     text = render_doc(scores, games, bounds, inputs_digest(tasks_root, games, args.limit), args.limit, args.seed,
-                      pictures, findings, harbor_note, rate_table, tasks_root)
+                      pictures, findings, harbor_note, rate_table, tasks_root, visible_lines)
     doc.parent.mkdir(parents=True, exist_ok=True)
     doc.write_text(text, encoding="utf-8")
     print(text)

@@ -79,8 +79,11 @@ class GameDefinition:
     where_max_repeats: tuple[tuple[str, int], ...] = ()
     #: `[baselines] events_per_minute`: the chance and majority agents' rows per minute (None = not declared)
     baseline_events_per_minute: float | None = None
-    #: `[baselines] perception`: what the perception agent reads from the pixels ("" = it has no reader)
-    perception: str = ""
+    #: `[value] not_in_picture`: what V_t depends on that the video does not show ("" = not stated)
+    value_not_in_picture: str = ""
+    #: `[baselines] chance_where`: the parts whose product (one string of each, in order) is the chance agent's
+    #: `where` table (() = none)
+    chance_where: tuple[tuple[str, ...], ...] = ()
     #: `[audit] match_sites`: host names (optionally with a path) where this game's matches can be looked up
     match_sites: tuple[str, ...] = ()
     #: `[import] record_formats`: (format, what such a file is): match files the game's plugin makes a case of
@@ -147,6 +150,27 @@ def _rate(declared: Any) -> float | None:
     return float(declared)
 
 
+def _text(declared: Any, what: str) -> str:
+    if declared is None:
+        return ""
+    if not isinstance(declared, str):
+        raise TypeError(f"{what} must be a text")
+    return declared
+
+
+def _chance_where(declared: Any) -> tuple[tuple[str, ...], ...]:
+    if declared is None:
+        return ()
+    parts = []
+    for part in declared if isinstance(declared, list) else [None]:
+        values = list(part) if isinstance(part, str) else part
+        if not (isinstance(values, list) and values and all(isinstance(v, str) and v and v.strip() == v for v in values)):
+            raise TypeError("[baselines] chance_where must be a list of parts, each a string of characters or a list "
+                            "of non-empty strings")
+        parts.append(tuple(values))
+    return tuple(parts)
+
+
 def _formats(declared: Any) -> tuple[tuple[str, str], ...]:
     if declared is None:
         return ()
@@ -169,9 +193,6 @@ def parse_game_toml(text: str, source: str = "game.toml") -> GameDefinition:
         raw = tomllib.loads(text)
         ev, val = raw["events"], raw["value"]
         base = raw.get("baselines", {})
-        perception = base.get("perception", "")
-        if not isinstance(perception, str):
-            raise TypeError("[baselines] perception must be a text")
         order = ev.get("where_order", "")
         if not isinstance(order, str):
             raise TypeError("[events] where_order must be a string of characters")
@@ -194,7 +215,8 @@ def parse_game_toml(text: str, source: str = "game.toml") -> GameDefinition:
             where_order=order,
             where_max_repeats=_max_repeats(ev.get("where_max_repeats")),
             baseline_events_per_minute=_rate(base.get("events_per_minute")),
-            perception=" ".join(perception.split()),
+            chance_where=_chance_where(base.get("chance_where")),
+            value_not_in_picture=" ".join(_text(val.get("not_in_picture"), "[value] not_in_picture").split()),
             match_sites=_strings(raw.get("audit", {}).get("match_sites"), "[audit] match_sites"),
             record_formats=_formats(raw.get("import", {}).get("record_formats")),
             raw=raw,

@@ -34,6 +34,9 @@ from video_arena.media.pacing import positions_at_frames, schedule
 
 GAMES_DIR = Path(__file__).resolve().parent
 
+#: The ground truth's keys a viewer is told besides the picture: `record_meta` of `visible_values`.
+VISIBLE_META = ("duration_s", "video", "evaluator", "spec")
+
 #: How many built-in cases a game selects, and the seed of that selection (build-cases' defaults; a
 #: plugin that fits anything on held-out matches must keep the cases of this seed out of its fitting set).
 BUILTIN_CASES = 20
@@ -97,6 +100,20 @@ class GamePlugin:
             return next(itertools.islice(self.render(record), index, None))
         except StopIteration:
             raise IndexError(f"position {index} is past the end of the record") from None
+
+    # -- what the video shows (the game's pixel reader, reader.py, reads it back) ---------------------
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """Per event of the record (in order, n_steps dicts): what the video shows after that event, as a
+        watcher who saw the video up to there knows it (the keys the game's reader returns), computed from
+        the record exactly as the renderer draws it."""
+        raise NotImplementedError
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """len(features) + 1 values: V_t from visible features only (before the first event and after each
+        of them), in `value_range`; value t uses features[:t] only, never the match's future.
+        `record_meta` is what a viewer is told besides the picture (`VISIBLE_META` of the ground truth: its
+        duration, video format, evaluator and vocabulary; never the record, the events or V_t)."""
+        raise NotImplementedError
 
     # -- pacing ----------------------------------------------------------------------------------
     def think_times(self, record: dict[str, Any], rng: random.Random) -> list[float]:

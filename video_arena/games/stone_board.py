@@ -12,6 +12,8 @@ from typing import Callable, Hashable, Iterable
 
 from PIL import Image, ImageDraw
 
+from video_arena.games.pixel_reader import STONE_CHARS
+
 RGB = tuple[int, int, int]
 
 
@@ -104,3 +106,35 @@ class StoneBoard:
         for col, row, colour in stones:
             self.paste(img, col, row, colour)
         return img
+
+
+# -- the visible state of a stone board (what the games' readers return: video_arena/games/pixel_reader.py) --
+#: one character per point, as the readers write a board: empty, black, white
+VISIBLE_CHARS = STONE_CHARS
+
+
+def visible_rows(size: int, stones: Iterable[tuple[int, int, bool]]) -> list[str]:
+    """The board as the readers write it, top row first: `stones` are (col, row from the top, is_black)."""
+    grid = [["."] * size for _ in range(size)]
+    for col, row, black in stones:
+        grid[row][col] = "X" if black else "O"
+    return ["".join(r) for r in grid]
+
+
+def placed_stones(features: list[dict], size: int) -> list[tuple[bool, int, int] | None]:
+    """Per visible board (`{"board": rows}`), the stone it adds to the board before it (the first: to the
+    empty board) as (is_black, col, row from the top), or None when it adds none or is not a size x size
+    board of VISIBLE_CHARS (nothing a watcher could place)."""
+    out: list[tuple[bool, int, int] | None] = []
+    prev = ["." * size] * size
+    for f in features:
+        rows = f.get("board") if isinstance(f, dict) else None
+        if not (isinstance(rows, list) and len(rows) == size and all(
+                isinstance(r, str) and len(r) == size and set(r) <= set(VISIBLE_CHARS) for r in rows)):
+            out.append(None)
+            continue
+        added = [(rows[r][c] == "X", c, r) for r in range(size) for c in range(size)
+                 if rows[r][c] != "." and prev[r][c] == "."]
+        out.append(added[0] if len(added) == 1 else None)
+        prev = rows
+    return out

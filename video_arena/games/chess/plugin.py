@@ -191,6 +191,14 @@ def _candidates(plugin: "ChessPlugin") -> tuple[int, ...]:
                  if i not in EXCLUDED_INDICES and not plugin.refusal(plugin.record_of(i)))
 
 
+def _read_board(feature: dict[str, Any]) -> chess.Board | None:
+    try:
+        board = chess.Board(str(feature.get("fen")))
+    except ValueError:
+        return None
+    return board if board.is_valid() else None
+
+
 class ChessPlugin(GamePlugin):
     name = "chess"
     fps = 2
@@ -290,15 +298,18 @@ class ChessPlugin(GamePlugin):
                 "ucinewgame_per_position": True, "wdl_model": WDL_MODEL}
 
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
+        return self._values([b for b, _ in boards(record)], progress)
+
+    def _values(self, positions: list[chess.Board | None], progress=None) -> list[float]:
+        """V of each position; None (a position that cannot be read) repeats the value before it."""
         import chess.engine
 
-        positions = [b for b, _ in boards(record)]
         values: list[float] = []
         engine = chess.engine.SimpleEngine.popen_uci(stockfish_path())
         try:
             engine.configure({"Threads": 1, "Hash": HASH_MB, "UCI_ShowWDL": True})
             for i, board in enumerate(positions):
-                values.append(self._value(engine, board))
+                values.append(self._value(engine, board) if board is not None else values[-1] if values else 0.5)
                 if progress:
                     progress(i + 1, len(positions))
         finally:
@@ -321,6 +332,18 @@ class ChessPlugin(GamePlugin):
 
     def final_value(self, record: dict[str, Any]) -> float | None:
         return {"1-0": 1.0, "0-1": 0.0}.get(record["source"].get("result"))
+
+    # -- what the video shows ----------------------------------------------------------------------
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """{"fen": the position after each move}: the board drawn, and what a watcher of every move knows
+        of it (side to move, castling rights, en passant, the half-move clock and move number)."""
+        return [{"fen": board.fen()} for board, move in boards(record) if move is not None]
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """Stockfish as `evaluate` runs it on the start position and each read position: the same V_t when
+        the read is right (a watcher sees every move, so nothing V_t uses is hidden); a position that is
+        not a legal chess position repeats the value before it."""
+        return self._values([chess.Board(), *(_read_board(f) for f in features)])
 
     # -- rendering ---------------------------------------------------------------------------------
     def render(self, record: dict[str, Any]):

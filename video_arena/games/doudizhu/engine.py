@@ -231,6 +231,18 @@ def game_from_hands(hands: list[list[str]], bottom: list[str]) -> Game:
     return game
 
 
+def game_from_ranks(hands: list[str]) -> Game:
+    """A game at its start whose three hands hold these ranks (the landlord's 20, then 17 and 17): what a
+    watcher sees, no suit.  Suits are given in a fixed order (no play depends on them) and the landlord's
+    three extra cards are the last three of its sorted hand.  ValueError when they are not a deal."""
+    if [len(h) for h in hands] != [20, 17, 17] or sort_cards("".join(hands)) != sort_cards(RANKS[:13] * 4 + "BR"):
+        raise ValueError("the hands are not a deal of the 54 cards (20, 17 and 17 cards)")
+    suits = {r: (["BJ"] if r == "B" else ["RJ"] if r == "R" else [s + r for s in "SHDC"]) for r in RANKS}
+    landlord = sort_cards(hands[0])
+    suited = [[suits[r].pop(0) for r in h] for h in (landlord[:17], hands[1], hands[2], landlord[17:])]
+    return game_from_hands([suited[0] + suited[3], suited[1], suited[2]], suited[3])
+
+
 def hands_with_suits(game: DoudizhuGame) -> list[list[str]]:
     """Each seat's current hand in rlcard's order, cards as suit+rank ('S3', 'HT', 'BJ', 'RJ')."""
     return [[c.get_index() for c in p.current_hand] for p in game.players]

@@ -48,6 +48,9 @@ RANK_LABEL = {"T": "10"}
 # play areas: (centre x, top y, max width)
 PLAY_AREA = {0: (640, 448, 760), 1: (900, 250, 440), 2: (380, 250, 440)}
 BOTTOM_Y = 16
+#: The playouts' seed of the visible V_t: V_t's own seed (the deal's) is nowhere in the picture, so a
+#: watcher runs the same playouts with seeds of its own
+VISIBLE_SEED = 0
 
 
 def deal_seed(seed: int, k: int) -> int:
@@ -271,6 +274,26 @@ def think_time(step: Step, lead: bool, rng: random.Random) -> float:
     return round(min(max(t, 1.6), 40.0), 2)
 
 
+def visible_turns(features: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """(seat, ranks played or "" for a pass) of each turn the visible states show: the seat is the one
+    whose play area was empty before and shows an action now (a seat's area is cleared when its turn
+    comes); [] from the first state that does not show one on."""
+    out: list[tuple[int, str]] = []
+    before = ["", "", ""]
+    for f in features:
+        table = f.get("table") if isinstance(f, dict) else None
+        hands = f.get("hands") if isinstance(f, dict) else None
+        if not (isinstance(table, list) and isinstance(hands, list) and len(table) == len(hands) == 3
+                and all(isinstance(x, str) for x in table + hands)):
+            break
+        new = [s for s in (0, 1, 2) if before[s] == "" and table[s] != ""]
+        if len(new) != 1:
+            break
+        out.append((new[0], "" if table[new[0]] == "pass" else table[new[0]]))
+        before = table
+    return out
+
+
 class DoudizhuPlugin(GamePlugin):
     name = "doudizhu"
     #: 2 fps: a 1280x720 match of 3-5 minutes encodes in a third of the time of 5 fps, and plays are
@@ -357,6 +380,55 @@ class DoudizhuPlugin(GamePlugin):
         return {"engine": EVALUATOR_VERSION, "rlcard": "1.2.0", "method": "playouts", "playouts": N_PLAYOUTS,
                 "policy": "DouDizhuRuleAgentV1 (port) for all seats", "epsilon": EPSILON,
                 "seeding": "playout k uses seed (deal seed, k) at every position"}
+
+    # -- what the video shows --
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """After each turn: every hand (the table shows all three face up) and each seat's play area (its
+        last action's ranks, `pass`, or "" once cleared), ranks low to high."""
+        hands = [[_rank(c) for c in h] for h in record["hands"]]
+        table = ["", "", ""]
+        out = []
+        for seat, cards in record["plays"]:
+            for r in cards:
+                hands[seat].remove(r)
+            table[seat] = cards or "pass"
+            table[(seat + 1) % 3] = ""  # the next seat's turn: its last action is cleared
+            out.append({"hands": [E.sort_cards("".join(h)) for h in hands], "table": list(table)})
+        return out
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """The playouts of `evaluate` from the state the table shows (every hand is face up, and the turns
+        seen so far give the trick on the table), seeded with VISIBLE_SEED instead of the deal's seed, which
+        the picture does not show: V_t itself when the read is right and the seed is V_t's."""
+        return self.playout_values(features, VISIBLE_SEED)
+
+    def playout_values(self, features: list[dict[str, Any]], seed: int) -> list[float]:
+        """V before the first turn and after each; from a turn the game cannot follow (a read that is not a
+        legal turn of the seat to play) on, the value stays the last one computed."""
+        values = [0.5] * (len(features) + 1)
+        turns = visible_turns(features)
+        if not turns:
+            return values
+        seat, cards = turns[0]
+        start = [str(h) for h in features[0]["hands"]]
+        start[seat] = E.sort_cards(start[seat] + cards)
+        try:
+            game = E.game_from_ranks(start)
+        except ValueError:
+            return values
+        values[0] = E.rollout_value(game, N_PLAYOUTS, seed, EPSILON)
+        k = 0
+        for k, (seat, cards) in enumerate(turns, start=1):
+            try:
+                if game.is_over() or game.round.current_player != seat:
+                    raise ValueError(f"seat {seat} is not to play")
+                game.step(self._rl(game, rl_action(cards)))
+            except ValueError:
+                k -= 1
+                break
+            values[k] = E.rollout_value(game, N_PLAYOUTS, seed, EPSILON)
+        values[k + 1:] = [values[k]] * (len(values) - k - 1)
+        return values
 
     # -- rendering --
     def render(self, record: dict[str, Any]) -> Iterator[Image.Image]:

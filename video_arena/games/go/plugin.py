@@ -20,11 +20,11 @@ from PIL import Image
 
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.record_files import OneMatchPerFile
-from video_arena.games.stone_board import StoneBoard, StoneStyle
+from video_arena.games.stone_board import StoneBoard, StoneStyle, placed_stones, visible_rows
 from video_arena.games.go import evaluator as kg
 from video_arena.games.go.sgf_file import match_key, read_sgf
 from video_arena.games.go.rules import (BLACK, WHITE, Board, IllegalMove, SgfError, parse_sgf, sgf_to_gtp,
-                                        sgf_to_where, sgf_to_xy)
+                                        sgf_to_where, sgf_to_xy, xy_to_where)
 
 HERE = Path(__file__).resolve().parent
 DATA_DIR = HERE / "data" / "goban"
@@ -40,6 +40,9 @@ EXCLUDED = {
                 "last move, but Black resigned (W+R)",
 }
 ACTOR = {BLACK: "black", WHITE: "white"}
+#: The komi of the visible V_t: the picture shows none, so a watcher takes the komi of Japanese professional
+#: play from 1974 on (the records are 1941-1997 games with komi 4.5 to 5.5, which game.toml states)
+VISIBLE_KOMI = 5.5
 
 # -- rendering geometry (612 x 612) --------------------------------------------------------------------
 RENDER = 612
@@ -262,6 +265,28 @@ class GoPlugin(OneMatchPerFile, GamePlugin):
 
     def evaluator(self) -> dict[str, Any]:
         return dict(kg.EVALUATOR)
+
+    # -- what the video shows --
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """{"board": rows} after each move: the stones, top row first (`.` empty, `X` black, `O` white)."""
+        size = int(record.get("size", SIZE))
+        return [{"board": visible_rows(size, ((c, r, colour == BLACK) for c, r, colour in board.stones()))}
+                for i, (board, _) in enumerate(positions(record)) if i]
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """KataGo as `evaluate` runs it on the moves the boards show (each board's new stone, in order; a
+        board that adds no single stone is a pass of the side to move) with VISIBLE_KOMI: the same V_t when
+        the read is right and the game's komi is VISIBLE_KOMI."""
+        moves, to_move = [], BLACK
+        for placed in placed_stones(features, SIZE):
+            if placed is None:
+                moves.append([to_move, "pass"])
+            else:
+                black, col, row = placed
+                to_move = BLACK if black else WHITE
+                moves.append([to_move, xy_to_where((col, row), SIZE).upper()])
+            to_move = WHITE if to_move == BLACK else BLACK
+        return kg.black_winrates("visible", moves, VISIBLE_KOMI)
 
     # -- renderer --
     def render(self, record: dict[str, Any]) -> Iterator[Image.Image]:

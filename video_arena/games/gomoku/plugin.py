@@ -23,7 +23,7 @@ from video_arena.games.base import GamePlugin, Step
 from video_arena.games.record_files import OneMatchPerFile
 from video_arena.games.gomoku import engine as E
 from video_arena.games.gomoku.psq import match_key, read_psq
-from video_arena.games.stone_board import StoneBoard, StoneStyle
+from video_arena.games.stone_board import StoneBoard, StoneStyle, placed_stones, visible_rows
 
 ENGINE_VERSION = "video-arena-gomoku/1"
 ENGINE_A = E.Engine(mode="search", depth=3, width=6, temperature=0.1)
@@ -33,6 +33,9 @@ MIN_MOVES, MAX_MOVES = 25, 150
 N_PLAYOUTS = 64
 COLLECTION = "video-arena gomoku engine self-play"
 ACTOR = {E.BLACK: "black", E.WHITE: "white"}
+#: The playouts' seed of the visible V_t: V_t's own seed (the record's) is nowhere in the picture, so a
+#: watcher runs the same playouts with seeds of its own
+VISIBLE_SEED = 0
 
 # -- rendering geometry (504 x 504) --------------------------------------------------------------------
 RENDER = 504
@@ -222,6 +225,32 @@ class GomokuPlugin(OneMatchPerFile, GamePlugin):
     def evaluator(self) -> dict[str, Any]:
         return {"engine": ENGINE_VERSION, "method": "playouts", "playouts": N_PLAYOUTS,
                 "policy": E.ROLLOUT_POLICY.spec(), "seeding": "playout k uses seed (record seed, k) at every position"}
+
+    # -- what the video shows --
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """{"board": rows} after each move: the stones, top row first (`.` empty, `X` black, `O` white)."""
+        stones = list(_stones(record["moves"]))
+        return [{"board": visible_rows(E.SIZE, ((c, r, colour == E.BLACK) for c, r, colour in stones[:k + 1]))}
+                for k in range(len(stones))]
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """The playouts of `evaluate` on the positions the boards show (each board's new stone, in order),
+        seeded with VISIBLE_SEED instead of the record's seed, which the picture does not show: V_t itself
+        when the read is right and the seed is V_t's. A board that adds no single stone on an empty point
+        of a game still on leaves the value as it was."""
+        return self.playout_values(features, VISIBLE_SEED)
+
+    def playout_values(self, features: list[dict[str, Any]], seed: int) -> list[float]:
+        board = E.Board()
+        values = [E.rollout_value(board, N_PLAYOUTS, seed)]
+        for placed in placed_stones(features, E.SIZE):
+            i = None if placed is None else E.idx_of(placed[2], placed[1])
+            if i is not None and board.cells[i] == E.EMPTY and not board.over:
+                board.play(i)
+                values.append(E.rollout_value(board, N_PLAYOUTS, seed))
+            else:
+                values.append(values[-1])
+        return values
 
     # -- rendering --
     def render(self, record: dict[str, Any]) -> Iterator[Image.Image]:
