@@ -237,7 +237,7 @@ def test_go_asks_katago_what_v_t_asked_when_the_komi_is_the_visible_one(monkeypa
     from video_arena.games.go import plugin as GP
 
     asked = []
-    monkeypatch.setattr(GP.kg, "black_winrates", lambda game_id, moves, komi, progress=None: asked.append(
+    monkeypatch.setattr(GP.kg, "black_winrates", lambda game_id, moves, komi, progress=None, initial_stones=None: asked.append(
         (moves, komi)) or [0.5] * (len(moves) + 1))
     record = _first_gt("go")["record"]
     GP.PLUGIN.evaluate(record)

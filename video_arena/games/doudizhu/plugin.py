@@ -385,7 +385,7 @@ class DoudizhuPlugin(GamePlugin):
     def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """After each turn: every hand (the table shows all three face up) and each seat's play area (its
         last action's ranks, `pass`, or "" once cleared), ranks low to high."""
-        hands = [[_rank(c) for c in h] for h in record["hands"]]
+        hands = [[E.rank_of(c) for c in h] for h in record["hands"]]
         table = ["", "", ""]
         out = []
         for seat, cards in record["plays"]:
@@ -422,7 +422,7 @@ class DoudizhuPlugin(GamePlugin):
             try:
                 if game.is_over() or game.round.current_player != seat:
                     raise ValueError(f"seat {seat} is not to play")
-                game.step(self._rl(game, rl_action(cards)))
+                game.step(rl_spelling(game, rl_action(cards)))
             except ValueError:
                 k -= 1
                 break
