@@ -246,9 +246,11 @@ def test_a_memo_index_far_out_costs_no_memory(tmp_path):
 
     f = tmp_path / "memo.dump"
     f.write_bytes(b"\x80\x02]r\x00\x00\x00\x10.")          # PROTO 2, EMPTY_LIST, LONG_BINPUT 2**28, STOP
-    code = ("import resource, sys\nfrom pathlib import Path\nfrom video_arena.games.gfootball import dump as D\n"
+    # the child's own peak (VmHWM: its address space's, new at exec); ru_maxrss would carry the forking
+    # pytest worker's peak across exec on Linux
+    code = ("import re, sys\nfrom pathlib import Path\nfrom video_arena.games.gfootball import dump as D\n"
             "try:\n    D.load_steps(Path(sys.argv[1]))\nexcept ValueError as e:\n    print(e)\n"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+            "print(re.search(r'VmHWM:\\s+(\\d+) kB', Path('/proc/self/status').read_text()).group(1))")
     out = subprocess.run([sys.executable, "-c", code, str(f)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert int(out.stdout.split()[-1]) < 400_000, out.stdout          # kB: well under the 4 GB of a 2**28 memo
