@@ -3,7 +3,6 @@ committed matches that are not cases.
 
     python -m video_arena.games.dota2.report fit      # fit on the matches that are not cases, write data/model.json
     python -m video_arena.games.dota2.report table    # held-out calibration (markdown)
-    python -m video_arena.games.dota2.report ceiling  # what a perfect watcher of the video reaches on T2 and T3
 
 The model: P(radiant wins) = sigmoid(beta . d) with the design d (FEATURES) after the events so far:
 

@@ -4,10 +4,8 @@
     python -m video_arena.games.dota2.report fit     # fit V_t on the matches that are not cases, write data/model.json
     python -m video_arena.games.dota2.report table   # the held-out calibration table (markdown)
     python -m video_arena.games.dota2.report cases   # the built cases: selection, events per type, class shares, bands
-    python -m video_arena.games.dota2.report ceiling [--tasks-root DIR]   # the visible ceiling of T2 and T3
 
-`fit` and `table` read the committed records (records.py); `cases` and `ceiling` read the committed ground truth
-only (`ceiling --tasks-root` another tasks tree's, e.g. an older commit's).
+`fit` and `table` read the committed records (records.py); `cases` reads the committed ground truth only.
 """
 from __future__ import annotations
 
@@ -20,7 +18,7 @@ from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED
 from video_arena.games.dota2 import match as M
 from video_arena.games.dota2 import model as V
 from video_arena.games.dota2 import records as R
-from video_arena.games.value_report import band_table, ceiling_markdown, visible_ceiling
+from video_arena.games.value_report import band_table
 
 
 def split() -> tuple[dict[int, M.Match], dict[int, M.Match]]:
@@ -81,31 +79,13 @@ def cases_report() -> int:
     return 0
 
 
-def ceiling_report(tasks_root: str | None) -> int:
-    """The visible ceiling: the ground truth's events with delta and state from what the picture shows."""
-    from video_arena import paths
-    from video_arena.core.tasks import TasksTree
-    from video_arena.games.dota2.plugin import PLUGIN
-
-    tree = TasksTree(tasks_root or paths.default_tasks_root())
-    gts = [json.loads(p.read_text(encoding="utf-8")) for p in tree.gt_files("dota2")]
-    if not gts:
-        print("the tasks tree has no dota2 ground truth", file=sys.stderr)
-        return 1
-    print(ceiling_markdown("dota2", visible_ceiling(PLUGIN, gts)))
-    return 0
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m video_arena.games.dota2.report", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", nargs="?", default="all", choices=["all", "fit", "table", "cases", "ceiling"])
-    ap.add_argument("--tasks-root", help="ceiling: the tasks tree whose ground truth to read (default: the checkout's)")
+    ap.add_argument("command", nargs="?", default="all", choices=["all", "fit", "table", "cases"])
     a = ap.parse_args(argv)
     if a.command == "cases":
         return cases_report()
-    if a.command == "ceiling":
-        return ceiling_report(a.tasks_root)
     fitting, cases = split()
     if a.command == "fit":
         mdl = V.fit_model(fitting, sorted(cases))
