@@ -133,3 +133,15 @@ def test_the_audit_flags_every_games_match_sites():
         for site in load_definition(game).match_sites:
             rx = dict((name, r) for name, r in A.RULES if name == "match_lookup")["match_lookup"]
             assert rx.search(f"curl -s https://www.{site}/match/123"), (game, site)
+
+
+def test_games_ceiling_prints_each_case_and_the_mean_or_refuses_in_one_line(capsys, tmp_path):
+    assert games_cli.main(["ceiling", "dota2"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0] == "| case | events | visible T2 | visible T3 |" and len(out) == 2 + 20 + 1
+    assert out[-1] == "| dota2: mean of 20 cases | | 1.000 | 1.000 |"      # DOTA 2's V_t reads only the picture
+    for argv, needle in ((["ceiling", "nope"], "no game 'nope'"), (["ceiling", "cs2"], "cs2 has no visible_features"),
+                         (["ceiling", "dota2", "--tasks-root", str(tmp_path)], "holds no ground truth")):
+        assert games_cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and needle in err, err
