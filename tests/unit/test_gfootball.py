@@ -141,6 +141,20 @@ def test_expected_result_and_goal_model_fit():
     assert abs(a + 7.0) < 0.1 and abs(b - 1.2) < 0.2
 
 
+def test_v_t_is_the_score_and_the_time_left_the_picture_shows():
+    """V_t does not read the AI difficulties (the picture does not show them), and a watcher's visible_values on
+    visible_features is V_t: the score after each event and the time left at its video second."""
+    rec = _record(_goal_match())
+    base = P.PLUGIN.evaluate(rec)
+    for left, right in ((0.05, 0.95), (0.95, 0.05)):
+        assert P.PLUGIN.evaluate(dict(rec, match=dict(rec["match"], left_difficulty=left, right_difficulty=right))) == base
+    features = P.PLUGIN.visible_features(rec)
+    assert features == [{"t": P.PLUGIN._frames_of_steps([17])[0] / P.PLUGIN.fps, "goals_left": 1, "goals_right": 0}]
+    assert base[0] == 0.5 and base[1] > 0.5
+    full = dict(rec, match=dict(rec["match"], steps=P.STEPS))   # visible_values knows the match is STEPS long
+    assert P.PLUGIN.visible_values(features, {}) == P.PLUGIN.evaluate(full)
+
+
 def test_pace_puts_events_on_their_step_frames_and_frames_show_the_right_state():
     rec = _record(_goal_match())
     sched = P.PLUGIN.pace(rec, random.Random(0))

@@ -203,11 +203,10 @@ def load_goal_model() -> dict[str, Any]:
     return json.loads(GOAL_MODEL.read_text(encoding="utf-8"))
 
 
-def goal_rates(model: dict[str, Any], left_difficulty: float, right_difficulty: float) -> tuple[float, float]:
-    """Goals per engine step for (left, right): log rate = a + b * (own difficulty - opponent's)."""
-    a, b = float(model["a"]), float(model["b"])
-    d = left_difficulty - right_difficulty
-    return math.exp(a + b * d), math.exp(a - b * d)
+def equal_rate(model: dict[str, Any]) -> float:
+    """Goals per engine step of either team at equal strength: exp(a) of the goal-rate model (V_t's rate for both
+    teams: the picture does not show the AI difficulties that b weighs)."""
+    return math.exp(float(model["a"]))
 
 
 def _poisson(mu: float, kmax: int) -> list[float]:
@@ -455,24 +454,46 @@ class GFootballPlugin(GamePlugin):
 
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
-        """V at kick-off and at each event's step: left's expected result given the score difference and
-        the steps left, the goals still to come independent Poisson at the goal-rate model's rates for
-        the two teams' difficulties (data/goal_model.json).  No engine rollouts: 32 rollouts to the end
-        of the match per event cost hours of engine time per case on the 2 cores we build on."""
-        spec = spec_of_record(record)
-        m = decoded(record)
-        rates = goal_rates(load_goal_model(), spec["left_difficulty"], spec["right_difficulty"])
-        events = MS.derive_events(m)
-        steps = [0] + [e.step for e in events]
-        out = []
-        for k, s in enumerate(steps):
-            gl, gr = m.score[s]
-            if k and events[k - 1].type == "goal":   # t is the line crossing: the score changes a step or two later
-                gl, gr = next((m.score[j] for j in range(s, min(m.n, s + 60)) if m.score[j] != m.score[s]), (gl, gr))
-            out.append(expected_result(gl - gr, spec["steps"] - s, *rates))
+        """V at kick-off and at each event: left's expected result given the score difference and the time left at
+        the event's video second (the match's steps less the steps its frame has shown), the goals still to come
+        independent Poisson at the goal-rate model's rate at equal strength for both teams (data/goal_model.json).
+        No engine rollouts: 32 rollouts to the end of the match per event cost hours of engine time per case on
+        the 2 cores we build on; no difficulties: the picture does not show them."""
+        steps = spec_of_record(record)["steps"]
+        out = [self._value(self._kick_off(), steps)]
+        features = self.visible_features(record)
+        for k, f in enumerate(features):
+            out.append(self._value(f, steps))
             if progress:
-                progress(k + 1, len(steps))
+                progress(k + 1, len(features))
         return out
+
+    def _kick_off(self) -> dict[str, Any]:
+        return {"t": self._lead() / self.fps, "goals_left": 0, "goals_right": 0}
+
+    def _value(self, f: dict[str, Any], steps: int) -> float:
+        """V from a visible state: the steps left are the match's less those the video has shown by `t`."""
+        shown = max(0, round((f["t"] * self.fps - self._lead()) * STEPS_PER_FRAME))
+        return expected_result(f["goals_left"] - f["goals_right"], steps - shown, *[equal_rate(load_goal_model())] * 2)
+
+    # -- what the picture shows (the pixel reader's `read` returns the same dicts) --
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """After each event: its video second and the goals each team has scored (a goal's row counts it)."""
+        m = decoded(record)
+        events = MS.derive_events(m)
+        out = []
+        for e, frame in zip(events, self._frames_of_steps([e.step for e in events])):
+            gl, gr = m.score[e.step]
+            if e.type == "goal":   # t is the line crossing: the score changes a step or two later
+                gl, gr = next((m.score[j] for j in range(e.step, min(m.n, e.step + 60)) if m.score[j] != m.score[e.step]),
+                              (gl, gr))
+            out.append({"t": frame / self.fps, "goals_left": gl, "goals_right": gr})
+        return out
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """V before the first event and after each from the features alone: V_t's own rule (the score and the
+        time left; the match is STEPS engine steps after the lead-in)."""
+        return [self._value(f, STEPS) for f in [self._kick_off()] + list(features)]
 
     def final_value(self, record: dict[str, Any]) -> float | None:
         a, b = final_score(record)
@@ -482,9 +503,11 @@ class GFootballPlugin(GamePlugin):
         model = load_goal_model()
         return {
             "engine": ENGINE,
-            "method": "goal-rate model (no rollouts)",
-            "value": "P(left wins) + P(draw)/2 given the score difference and the steps left at the event, the goals "
-                     "still to come independent Poisson with per-step rates exp(a + b * (own difficulty - opponent's))",
+            "method": "goal-rate model at equal strength (no rollouts)",
+            "value": "P(left wins) + P(draw)/2 given the score difference and the steps left at the event's video "
+                     "second, the goals still to come independent Poisson at the per-step rate exp(a) for both teams "
+                     "(the model's rate at equal strength; the AI difficulties, which the picture does not show, "
+                     "are not among the inputs)",
             "goal_model": {k: model[k] for k in ("form", "a", "b", "fitted_on")},
         }
 
