@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 from video_arena import paths
@@ -33,12 +35,15 @@ def case_video(game: str, case_id: str, tmp_path: Path) -> Path:
     return TasksTree(TASKS, tmp_path).media(game, case_id)
 
 
-def read_case(game: str, case_id: str, tmp_path: Path) -> tuple[dict, list[dict], list[dict]]:
-    """(the case's ground truth, the rows the reader wrote to answer.json, the visible states it returned)."""
+@lru_cache(maxsize=None)
+def read_case(game: str, case_id: str) -> tuple[dict, list[dict], list[dict]]:
+    """(the case's ground truth, the rows the reader wrote to answer.json, the visible states it returned); read once
+    per test session."""
     reader = load_reader(game)
     gt = json.loads(TasksTree(TASKS).gt(game, case_id).read_text(encoding="utf-8"))
-    answer = tmp_path / "answer.json"
-    writer = reader.P.Writer(answer)
-    features = reader.read(case_video(game, case_id, tmp_path), writer, lambda msg: None)
-    writer.flush()
-    return gt, json.loads(answer.read_text(encoding="utf-8"))["events"], features
+    with tempfile.TemporaryDirectory() as tmp:
+        answer = Path(tmp) / "answer.json"
+        writer = reader.P.Writer(answer)
+        features = reader.read(case_video(game, case_id, Path(tmp)), writer, lambda msg: None)
+        writer.flush()
+        return gt, json.loads(answer.read_text(encoding="utf-8"))["events"], features

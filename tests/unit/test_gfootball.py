@@ -7,6 +7,7 @@ import hashlib
 import math
 import random
 
+import numpy as np
 import pytest
 
 from video_arena.games.gfootball import calibrate as C
@@ -271,3 +272,19 @@ def test_sprites_off_the_picture_are_clipped_and_report_their_box():
     assert box[0] == 0 and box[1] == 0 and 0 < box[2] < 10 and 0 < box[3] < 10
     assert pixels[box[1]:box[3], box[0]:box[2]].any() and not pixels[:, box[2]:].any()
     assert P._paste(pixels, terms, -50, -50)[2:] == P._paste(pixels, terms, -50, -50)[:2]   # empty
+
+
+def test_a_kick_is_ringed_on_the_picture_for_four_steps():
+    """Where the ball leaves a player (the event rules' release), a magenta ring round its place on the grass, from
+    that step for KICK_MARK_STEPS steps: the kick falls between two frames at 5 fps, the ring shows where it was."""
+    n = 30
+    ball = [(0.6, 0.1, 0.1)] * 10 + [(0.6 + 0.03 * k, 0.1 - 0.006 * k, 0.2) for k in range(1, 21)]
+    owner = [(0, 9)] * 10 + [(-1, -1)] * 20
+    m = MS.decode_state(_match(n, ball, owner=owner))
+    assert m.releases() == [(10, 0)]
+    assert [P.kicks_shown(m, i) for i in range(8, 16)] == [[], [], [10], [10], [10], [10], [], []]
+    x, y = (round(v) for v in P.px(*m.ball[10][:2]))
+    def magenta(i):
+        a = np.asarray(P.draw_state(m, i)).astype(int)[y - 14:y + 15, x - 14:x + 15]
+        return int(((a[:, :, 0] > 180) & (a[:, :, 1] < 100) & (a[:, :, 2] > 180)).sum())
+    assert magenta(12) > 40 and magenta(9) == 0 and magenta(14) == 0

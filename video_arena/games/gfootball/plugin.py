@@ -13,6 +13,7 @@ frame per engine step (fps 10), no text of any kind.
 """
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -247,6 +248,11 @@ TEAM_RGB = {0: ((214, 48, 40), (120, 20, 16)), 1: ((40, 96, 220), (16, 40, 110))
 KEEPER_RGB = {0: ((250, 170, 40), (120, 20, 16)), 1: ((70, 210, 220), (16, 40, 110))}
 PLAYER_R = 8.5
 BALL_R = 5.5
+#: Where a player kicks the ball away (the ball leaves him: owned, then not), a magenta ring round the ball's place
+#: on the grass at that step, shown for KICK_MARK_STEPS steps: the kick falls between two frames at 5 fps, and
+#: the ring shows where and that it happened.
+KICK_RGB = (235, 40, 235)
+KICK_R, KICK_RING, KICK_MARK_STEPS = 12.0, 2.5, 4
 #: Engine steps per video frame: 10 steps/s shown at 5 fps (H.264 at 1280x720 is the media's main cost).
 STEPS_PER_FRAME = 2
 
@@ -324,6 +330,19 @@ def disc(radius: float, fill: tuple[int, int, int], outline: tuple[int, int, int
 
 
 @lru_cache(maxsize=None)
+def ring_mask(radius: float, width: float) -> Image.Image:
+    """The alpha mask of a ring (outer radius, width), supersampled and reduced."""
+    s = SS
+    size = int(math.ceil(2 * radius + 4))
+    mask = Image.new("L", (size * s, size * s), 0)
+    c, r, ri = size * s / 2, radius * s, (radius - width) * s
+    d = ImageDraw.Draw(mask)
+    d.ellipse([c - r, c - r, c + r, c + r], fill=255)
+    d.ellipse([c - ri, c - ri, c + ri, c + ri], fill=0)
+    return mask.resize((size, size), Image.Resampling.LANCZOS)
+
+
+@lru_cache(maxsize=None)
 def shadow(radius: float) -> Image.Image:
     s = SS
     size = int(math.ceil(2 * radius + 4))
@@ -352,6 +371,7 @@ def _blend_terms(fill: tuple[int, int, int] | None, radius: float, outline: tupl
     if outline is None:
         mask = np.asarray(shadow(radius), np.uint32)[:, :, None]
         src = np.array(fill, np.uint32)
+
     else:
         sprite, m = disc(radius, fill, outline, ring)
         mask, src = np.asarray(m, np.uint32)[:, :, None], np.asarray(sprite, np.uint32)
@@ -376,10 +396,26 @@ def _paste(pixels: np.ndarray, terms: tuple[np.ndarray, np.ndarray], x: float, y
     return (cx0, cy0, cx1, cy1)
 
 
+@lru_cache(maxsize=None)
+def _ring_terms(fill: tuple[int, int, int], radius: float, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """`_blend_terms` of `ring_mask` over the colour `fill`."""
+    mask = np.asarray(ring_mask(radius, width), np.uint32)[:, :, None]
+    return 255 - mask, np.array(fill, np.uint32) * mask + 128
+
+
+def kicks_shown(m: MS.Match, i: int) -> list[int]:
+    """The steps of the kicks whose ring state i shows: the ball left a player at most KICK_MARK_STEPS - 1 steps
+    before."""
+    steps = [r for r, _ in m.releases()]
+    lo = bisect.bisect_left(steps, i - KICK_MARK_STEPS + 1)
+    return steps[lo:bisect.bisect_right(steps, i)]
+
+
 def draw_sprites(pixels: np.ndarray, m: MS.Match, i: int) -> dict[Any, Box]:
     """Draw state i's sprites on the pitch `pixels` ((H, W, 3) uint8): the ball's shadow on the ground, both
-    teams (keepers in their own colour), the ball (drawn higher and larger as it rises). Returns the box
-    each sprite covers, keyed by sprite ("shadow", (side, player), "ball")."""
+    teams (keepers in their own colour), a ring where the ball left a player in the last KICK_MARK_STEPS steps,
+    the ball (drawn higher and larger as it rises). Returns the box each sprite covers, keyed by sprite
+    ("shadow", (side, player), ("kick", step), "ball")."""
     boxes: dict[Any, Box] = {}
     bx, by, bz = m.ball[i]
     gx, gy = px(bx, by)
@@ -391,6 +427,9 @@ def draw_sprites(pixels: np.ndarray, m: MS.Match, i: int) -> dict[Any, Box]:
                 continue
             fill, outline = (KEEPER_RGB if k == 0 else TEAM_RGB)[side]
             boxes[(side, k)] = _paste(pixels, _blend_terms(fill, PLAYER_R, outline, 2.0), *px(x, y))
+    for r in kicks_shown(m, i):
+        kx, ky, _ = m.ball[r]
+        boxes[("kick", r)] = _paste(pixels, _ring_terms(KICK_RGB, KICK_R, KICK_RING), *px(kx, ky))
     r = BALL_R * (1.0 + min(z, 12.0) * 0.06)
     boxes["ball"] = _paste(pixels, _blend_terms((250, 250, 250), round(r * 4) / 4, (20, 20, 20), 1.4), gx, gy - z * SCALE * 0.5)
     return boxes
