@@ -397,3 +397,25 @@ def test_the_band_is_the_one_the_report_rule_picks_from_the_committed_values():
     delta, state = REP.class_shares(pairs, band)
     assert delta == Counter(e["delta"] for e in events) and state == Counter(e["state"] for e in events)
     assert REP.chosen_band(pairs) == band
+
+
+def test_the_watcher_computes_v_t_with_a_prior_for_players_it_cannot_name():
+    """visible_values on visible_features is V_t's own chain and update; only the priors differ: both players get
+    V_t's prior for a player with no other match (fitted the same way, on the matches that are not cases)."""
+    pr = PR.watcher_prior()
+    cases = {R.match_key(e.folder.rsplit("/", 1)[-1]) for e in R.select(R.read_pool(), BUILTIN_CASES, SELECTION_SEED)}
+    fitting = [m for m in PR.table() if m.key not in cases]
+    assert pr["matches"] == len(fitting) == 74
+    assert (pr["kappa"], pr["tau"]) == (PR.fit(fitting).kappa, PR.fit(fitting).tau)
+    assert pr["alpha"] / (pr["alpha"] + pr["beta"]) == pytest.approx(PR.Totals(fitting).w / PR.Totals(fitting).n)
+    for rec in _records()[:4]:
+        anonymous = copy.deepcopy(rec)
+        anonymous["value_model"] |= {f"prior_{s}": {"alpha": pr["alpha"], "beta": pr["beta"]} for s in "ab"}
+        features = P.PLUGIN.visible_features(rec)
+        assert len(features) == len(P.PLUGIN.replay(rec))
+        meta = {"fps": SC.FPS, "n_frames": SC.plan(rec).n_frames, "duration_s": SC.plan(rec).n_frames / SC.FPS}
+        assert P.PLUGIN.visible_values(features, meta) == pytest.approx(P.PLUGIN.evaluate(anonymous), abs=1e-12)
+        last = features[-1]
+        a, b = rec["rallies"][-1]["score"]
+        assert (last["games_a"] > last["games_b"]) == (a > b) and max(last["games_a"], last["games_b"]) == 2
+        assert last["served_a"] + last["served_b"] == len(rec["rallies"])

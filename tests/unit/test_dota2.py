@@ -356,10 +356,24 @@ def test_v_t_uses_only_what_was_known_at_each_event():
     rec = M.record_of(M.subset(tiny()), {"collection": "test", "id": "t"})
     base = P.PLUGIN.evaluate(rec)
     later = copy.deepcopy(rec)
-    later["opendota"]["radiant_gold_adv"][11:] = [-50000] * 15        # minutes 11+ only: after the 600 s events
+    later["opendota"]["objectives"][2]["team"] = 3                     # the 900 s Roshan kill: dire's instead
     got = P.PLUGIN.evaluate(later)
-    assert got[:3] == base[:3] and got[3] != base[3]                   # the start and both 600 s rows unchanged
+    assert got[:3] == base[:3] and got[3] < base[3]                    # the start and both 600 s rows unchanged
     assert got[-1] == base[-1] == 1.0                                  # after the Ancient: the result
+
+
+def test_v_t_reads_only_what_the_picture_shows():
+    rec = M.record_of(M.subset(tiny()), {"collection": "test", "id": "t"})
+    hidden = copy.deepcopy(rec)
+    hidden["opendota"]["radiant_gold_adv"][1:] = [-50000] * 25          # the leads: never drawn
+    hidden["opendota"]["radiant_xp_adv"][1:] = [40000] * 25
+    assert P.PLUGIN.evaluate(hidden) == P.PLUGIN.evaluate(rec)
+    meta = {"fps": 1, "n_frames": 1600, "duration_s": 1600.0}
+    assert P.PLUGIN.visible_values(P.PLUGIN.visible_features(rec), meta) == P.PLUGIN.evaluate(rec)
+    for path in GTS:                                                   # every case: the watcher's V_t is V_t
+        gt = _gt(path)
+        got = P.PLUGIN.visible_values(P.PLUGIN.visible_features(gt["record"]), meta)
+        assert [round(v, 4) for v in got] == [v for _, v in gt["v_series"]]
 
 
 def test_a_tower_for_radiant_moves_v_t_up():

@@ -155,3 +155,15 @@ def test_the_record_formats_are_declared_and_docs_games_lists_them():
                       ("doudizhu", "rlcard-showdown"), ("gfootball", "gfootball-dump")):
         assert f"`video-arena import-cases --game {game} --{fmt} FILE ...`" in doc
     assert (paths.REPO_ROOT / "docs" / "GAMES.md").read_text(encoding="utf-8") == doc   # regenerated
+
+
+def test_games_ceiling_prints_each_case_and_the_mean_or_refuses_in_one_line(capsys, tmp_path):
+    assert games_cli.main(["ceiling", "dota2"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[0] == "| case | events | visible T2 | visible T3 |" and len(out) == 2 + 20 + 1
+    assert out[-1] == "| dota2: mean of 20 cases | | 1.000 | 1.000 |"      # DOTA 2's V_t reads only the picture
+    for argv, needle in ((["ceiling", "nope"], "no game 'nope'"), (["ceiling", "cs2"], "cs2 has no visible_features"),
+                         (["ceiling", "dota2", "--tasks-root", str(tmp_path)], "holds no ground truth")):
+        assert games_cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and needle in err, err

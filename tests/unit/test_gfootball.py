@@ -7,6 +7,7 @@ import hashlib
 import math
 import random
 
+import numpy as np
 import pytest
 
 from video_arena.games.gfootball import calibrate as C
@@ -141,6 +142,20 @@ def test_expected_result_and_goal_model_fit():
     assert abs(a + 7.0) < 0.1 and abs(b - 1.2) < 0.2
 
 
+def test_v_t_is_the_score_and_the_time_left_the_picture_shows():
+    """V_t does not read the AI difficulties (the picture does not show them), and a watcher's visible_values on
+    visible_features is V_t: the score after each event and the time left at its video second."""
+    rec = _record(_goal_match())
+    base = P.PLUGIN.evaluate(rec)
+    for left, right in ((0.05, 0.95), (0.95, 0.05)):
+        assert P.PLUGIN.evaluate(dict(rec, match=dict(rec["match"], left_difficulty=left, right_difficulty=right))) == base
+    features = P.PLUGIN.visible_features(rec)
+    assert features == [{"t": P.PLUGIN._frames_of_steps([17])[0] / P.PLUGIN.fps, "goals_left": 1, "goals_right": 0}]
+    assert base[0] == 0.5 and base[1] > 0.5
+    full = dict(rec, match=dict(rec["match"], steps=P.STEPS))   # visible_values knows the match is STEPS long
+    assert P.PLUGIN.visible_values(features, {}) == P.PLUGIN.evaluate(full)
+
+
 def test_pace_puts_events_on_their_step_frames_and_frames_show_the_right_state():
     rec = _record(_goal_match())
     sched = P.PLUGIN.pace(rec, random.Random(0))
@@ -257,3 +272,19 @@ def test_sprites_off_the_picture_are_clipped_and_report_their_box():
     assert box[0] == 0 and box[1] == 0 and 0 < box[2] < 10 and 0 < box[3] < 10
     assert pixels[box[1]:box[3], box[0]:box[2]].any() and not pixels[:, box[2]:].any()
     assert P._paste(pixels, terms, -50, -50)[2:] == P._paste(pixels, terms, -50, -50)[:2]   # empty
+
+
+def test_a_kick_is_ringed_on_the_picture_for_four_steps():
+    """Where the ball leaves a player (the event rules' release), a magenta ring round its place on the grass, from
+    that step for KICK_MARK_STEPS steps: the kick falls between two frames at 5 fps, the ring shows where it was."""
+    n = 30
+    ball = [(0.6, 0.1, 0.1)] * 10 + [(0.6 + 0.03 * k, 0.1 - 0.006 * k, 0.2) for k in range(1, 21)]
+    owner = [(0, 9)] * 10 + [(-1, -1)] * 20
+    m = MS.decode_state(_match(n, ball, owner=owner))
+    assert m.releases() == [(10, 0)]
+    assert [P.kicks_shown(m, i) for i in range(8, 16)] == [[], [], [10], [10], [10], [10], [], []]
+    x, y = (round(v) for v in P.px(*m.ball[10][:2]))
+    def magenta(i):
+        a = np.asarray(P.draw_state(m, i)).astype(int)[y - 14:y + 15, x - 14:x + 15]
+        return int(((a[:, :, 0] > 180) & (a[:, :, 1] < 100) & (a[:, :, 2] > 180)).sum())
+    assert magenta(12) > 40 and magenta(9) == 0 and magenta(14) == 0

@@ -39,6 +39,8 @@ GAME_RE = re.compile(r"\A[a-z0-9][a-z0-9_]*\Z")
 ANSWER_ROOT_KEY = "events"
 DELTA_LABELS = ("up", "down", "flat")
 ROW_FIELDS = ("t", "type", "actor", "where", "delta", "state")
+#: A ground truth keeps V_t (v_before, v_after, v_series) to this many decimals; delta and state are of those values.
+VALUE_DECIMALS = 4
 
 
 class UnknownGame(LookupError):

@@ -7,6 +7,9 @@ generate docs/GAMES.md from them.
     video-arena games docs [-o docs/GAMES.md]
     video-arena games strip GAME --case ID (--event K | --type T [--nth N]) -o strip.png
         the decoded video frames around one event (1 s before to 1 s after), as a picture
+    video-arena games ceiling GAME [--tasks-root DIR]
+        the visible ceiling: T2 and T3 of the ground truth's own events with delta and state from what the picture
+        shows (the plugin's visible_values on its visible_features), per case and the mean
 """
 from __future__ import annotations
 
@@ -103,8 +106,8 @@ def games_doc() -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="video-arena games", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("action", choices=["list", "sync", "check", "docs", "strip"])
-    ap.add_argument("game", nargs="?", help="with strip: the game")
+    ap.add_argument("action", choices=["list", "sync", "check", "docs", "strip", "ceiling"])
+    ap.add_argument("game", nargs="?", help="with strip and ceiling: the game")
     ap.add_argument("--tasks-root", default=None)
     ap.add_argument("-o", "--output", default=None, help="with docs: output file (default stdout); with strip: the PNG")
     ap.add_argument("--case", default=None, help="with strip: the case id")
@@ -114,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.action == "strip":
         return strip_main(a)
+    if a.action == "ceiling":
+        return ceiling_main(a)
     if a.action == "list":
         for g in game_names():
             print(g)
@@ -133,6 +138,30 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def ceiling_main(a) -> int:
+    from video_arena.core.tasks import TasksTreeError
+    from video_arena.games.value_report import ceiling_markdown, visible_ceiling
+
+    def fail(msg: str) -> int:
+        print(f"video-arena games ceiling: {msg}", file=sys.stderr)
+        return 2
+
+    if a.game not in game_names():
+        return fail(f"no game {a.game!r}; games: {', '.join(game_names())}")
+    plugin = load_plugin(a.game)
+    if plugin is None or not hasattr(plugin, "visible_values"):
+        return fail(f"{a.game} has no visible_features/visible_values")
+    tree = TasksTree(Path(a.tasks_root).resolve() if a.tasks_root else paths.default_tasks_root())
+    try:
+        gts = [tree.read_gt(a.game, p.stem) for p in tree.gt_files(a.game)]
+    except TasksTreeError as exc:
+        return fail(str(exc))
+    if not gts:
+        return fail(f"{tree.gt_dir(a.game)} holds no ground truth")
+    print(ceiling_markdown(a.game, visible_ceiling(plugin, gts)))
     return 0
 
 

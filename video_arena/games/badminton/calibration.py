@@ -12,6 +12,8 @@ fitted on the other matches only.  Before each of its rallies each model gives
 by the Brier score and the log loss (mean over the rows; lower is better).  The models:
 
 - `V_t: prior + update` (value.py, what the cases use): the Beta priors of prior.py updated by the rallies so far;
+- `watcher: unnamed players' prior + update` (the plugin's visible_values): the same with V_t's prior for a player
+  with no other match for both (what a watcher of the video, which names nobody, can know);
 - `fixed rates from other matches`: the rule the cases used before, made honest: each player's serve-win rate
   over the player's other matches (the pool's when there are none), fixed for the whole match;
 - `score only`: both rates 0.5 (every rally a coin flip, the chain still counts the score);
@@ -29,9 +31,10 @@ from video_arena.games.badminton import prior as PR
 from video_arena.games.badminton import records as R
 from video_arena.games.badminton import value as V
 
-MODELS = ("V_t: prior + update", "fixed rates from other matches", "score only", "constant 0.5",
-          "fixed rates fitted on this match")
-HELD_OUT = MODELS[:4]
+MODELS = ("V_t: prior + update", "watcher: unnamed players' prior + update", "fixed rates from other matches",
+          "score only", "constant 0.5", "fixed rates fitted on this match")
+HELD_OUT = MODELS[:5]
+CONSTANT = "constant 0.5"
 EPS = 1e-12
 
 
@@ -104,15 +107,17 @@ def calibrate(band: float, progress: Callable[[], None] | None = None) -> Calibr
         tot = PR.Totals(rest)
         servers, winners = m.serve_outcomes()
         n = len(winners)
+        unnamed = tot.prior("", hyper)      # "": nobody's name, so the pool's rate
         rates = {
             MODELS[0]: V.posterior_rates(tot.prior(m.player_a, hyper), tot.prior(m.player_b, hyper), servers, winners),
-            MODELS[1]: [(tot.rate(m.player_a), tot.rate(m.player_b))] * (n + 1),
-            MODELS[2]: [(0.5, 0.5)] * (n + 1),
-            MODELS[4]: [_fitted_on_match(servers, winners)] * (n + 1),
+            MODELS[1]: V.posterior_rates(unnamed, unnamed, servers, winners),
+            MODELS[2]: [(tot.rate(m.player_a), tot.rate(m.player_b))] * (n + 1),
+            MODELS[3]: [(0.5, 0.5)] * (n + 1),
+            MODELS[5]: [_fitted_on_match(servers, winners)] * (n + 1),
         }
         y_match = 1.0 if winners[-1] == "a" else 0.0   # the last rally's winner wins the match
         for model in MODELS:
-            if model == MODELS[3]:
+            if model == CONSTANT:
                 match_p = rally_p = [0.5] * n
             else:
                 r = rates[model]

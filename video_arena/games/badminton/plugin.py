@@ -116,6 +116,54 @@ class BadmintonPlugin(GamePlugin):
         a, b = record["rallies"][-1]["score"]
         return 1.0 if a > b else 0.0
 
+    # -- what the picture shows (the pixel reader's `read` returns the same dicts) --
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """After each event (rally ends and game rows, in order): its video second, the games and points so far,
+        who serves next (the rally's winner), and per player the rallies served (the rules: the previous rally's
+        winner serves; the first rally, the player the first set-up shows) and how many of them that player won."""
+        p = SC.plan(record)
+        games, points = {"a": 0, "b": 0}, {"a": 0, "b": 0}
+        served, won = {"a": 0, "b": 0}, {"a": 0, "b": 0}
+        out, frames = [], iter(p.event_frames)
+        rallies = record["rallies"]
+        servers, winners = R.record_serve_outcomes(record)
+        for i, (server, w) in enumerate(zip(servers, winners)):
+            served[server] += 1
+            won[server] += w == server
+            points[w] += 1
+            ended = i + 1 == len(rallies) or rallies[i + 1]["game"] != rallies[i]["game"]
+            if ended:
+                games[w] += 1
+                points = {"a": 0, "b": 0}
+            for _ in range(2 if ended else 1):
+                out.append({"t": next(frames) / p.fps, "games_a": games["a"], "games_b": games["b"],
+                            "points_a": points["a"], "points_b": points["b"], "serving": w,
+                            "served_a": served["a"], "won_a": won["a"], "served_b": served["b"], "won_b": won["b"]})
+        return out
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """V before the first rally and after each event from the features alone: V_t's chain and update, both
+        players' serve-win rates starting from V_t's prior for a player nobody knows (the video names nobody:
+        prior.watcher_prior, fitted on the matches that are not cases); before the first rally the server is the
+        one the first row counts as having served."""
+        pr = PR.watcher_prior()
+        alpha, beta = pr["alpha"], pr["beta"]
+
+        def value(f: dict[str, Any]) -> float:
+            rates = [(alpha + f[f"won_{s}"]) / (alpha + beta + f[f"served_{s}"]) for s in ("a", "b")]
+            ga, gb, pa, pb = f["games_a"], f["games_b"], f["points_a"], f["points_b"]
+            if V.game_over(pa, pb):      # a reader that missed a game's end: the leader has won it
+                ga, gb, pa, pb = ga + (pa > pb), gb + (pb > pa), 0, 0
+            top = V.GAMES_TO_WIN
+            return V.match_win_probability(*rates)(min(ga, top), min(gb, top), pa, pb, f["serving"])
+
+        if not features:
+            return [0.5]
+        first = "a" if features[0]["served_a"] else "b"
+        start = {"games_a": 0, "games_b": 0, "points_a": 0, "points_b": 0, "serving": first,
+                 "served_a": 0, "won_a": 0, "served_b": 0, "won_b": 0}
+        return [value(f) for f in [start] + list(features)]
+
     def evaluator(self) -> dict[str, Any]:
         return V.describe()
 

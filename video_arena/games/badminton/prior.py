@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from video_arena.games.badminton import records as R
@@ -154,3 +155,16 @@ def value_model(record: dict[str, Any], matches: list[MatchServes] | None = None
             "fitted_on": f"the {len(rest)} other matches of data/rallies.csv (not this one): {tot.n} serves",
             "update": "Beta-Binomial by this match's rallies played so far; the chain uses the posterior means"}
     return out
+
+
+@lru_cache(maxsize=1)
+def watcher_prior() -> dict[str, Any]:
+    """The prior a watcher of the video gives both players, who sees no name: V_t's own prior (kappa and tau fitted
+    the same way) for a player with no other match, fitted on the matches that are not built-in cases."""
+    from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED
+
+    cases = {R.match_key(e.folder.rsplit("/", 1)[-1]) for e in R.select(R.read_pool(), BUILTIN_CASES, SELECTION_SEED)}
+    fitting = [m for m in table() if m.key not in cases]
+    hyper = fit(fitting)
+    alpha, beta = Totals(fitting).prior("", hyper)     # "": nobody's name, so the pool's rate
+    return {"alpha": alpha, "beta": beta, "kappa": hyper.kappa, "tau": hyper.tau, "matches": len(fitting)}

@@ -9,7 +9,8 @@ import-cases --game dota2 --opendota MATCH.json`, opendota.py).
 
 Selection (`selection`): 20 of the 47 main-stage matches with ward positions, the three length terciles in
 turn, inside a tercile the match whose teams the selection holds least of so far, ties by a seeded hash.
-V_t (model.py): a logistic model fitted on the 777 committed matches that are not cases.  Events (match.py)
+V_t (model.py): a logistic model on what the map shows (buildings standing, Roshan kills), fitted on the 777
+committed matches that are not cases.  Events (match.py)
 come from the record alone: a tower, a barracks, a Roshan kill, the Ancient.  Time base: game-clock
 seconds; the video starts at the horn or at the first ward placed before it (match.PREGAME_S at most),
 one frame per game second.  Render: render.py.
@@ -143,6 +144,27 @@ class Dota2Plugin(GamePlugin):
     def final_value(self, record: dict[str, Any]) -> float | None:
         return 1.0 if decoded(record).winner == "radiant" else 0.0
 
+    # -- what the picture shows (the pixel reader's `read` returns the same dicts) --
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """After each event: its video second, the towers and barracks each side has standing, the Roshan kills
+        each side has made, and the winner once the Ancient fell ("" before)."""
+        from video_arena.games.dota2 import model as V
+
+        m = decoded(record)
+        out = []
+        for k, (e, f) in enumerate(zip(m.events, event_frames(record))):
+            out.append({"t": f / FPS, **V.state(m, k + 1), "winner": e.actor if e.type == "ancient" else ""})
+        return out
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """V before the first event (every building standing, no kill) and after each, from the features alone: V_t's
+        own model, whose inputs are all on the picture (model.py)."""
+        from video_arena.games.dota2 import model as V
+
+        coef = V.load_model()["coef"]
+        start = {**V.start_state(), "t": 0.0, "winner": ""}
+        return [V.visible_value(coef, f) for f in [start] + list(features)]
+
     def evaluator(self) -> dict[str, Any]:
         from video_arena.games.dota2 import model as V
 
@@ -150,8 +172,8 @@ class Dota2Plugin(GamePlugin):
         return {"engine": "logistic win-probability model (model.py)", "method": mdl["method"],
                 "features": mdl["features"], "model_sha256": V.model_digest(mdl),
                 "fitted_on": mdl["fitted_on"],
-                "value": "radiant's probability of winning after each event from the `features` at the event's game "
-                         "second (leads of the last minute mark); after the `ancient` row, the result (1 radiant, 0 dire)"}
+                "value": "radiant's probability of winning after each event from the `features` of the map after it "
+                         "(towers and barracks standing, Roshan kills); after the `ancient` row, the result (1 radiant, 0 dire)"}
 
     # -- video --
     def pace(self, record: dict[str, Any], rng: random.Random) -> Schedule:

@@ -20,7 +20,7 @@ import base64
 import math
 import zlib
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 X_M, Y_M = 54.4, 83.6          # metres per env unit (X_FIELD_SCALE, -Y_FIELD_SCALE in the engine)
 HALF_LEN_M, HALF_WID_M = 55.0, 36.0   # pitchHalfW, pitchHalfH: the engine's pitch is 110 m x 72 m
@@ -153,6 +153,14 @@ class Match:
     score: list[tuple[int, int]]
     owner: list[tuple[int, int]]       # (team: -1 none, 0 left, 1 right; player index)
     active: list[tuple[int, ...]]       # 22 flags: left 0..10, right 0..10
+    _releases: list[tuple[int, int]] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def releases(self) -> list[tuple[int, int]]:
+        """(step, team) where the ball leaves a player: owned at step-1 by `team`, not owned (-1) at step."""
+        if self._releases is None:
+            self._releases = [(i, self.owner[i - 1][0]) for i in range(1, self.n)
+                              if self.owner[i - 1][0] in (0, 1) and self.owner[i][0] == -1]
+        return self._releases
 
 
 def decode_state(state: dict) -> Match:
@@ -208,15 +216,6 @@ class Event:
     actor: str
     where: str
     note: str = ""
-
-
-def _released_steps(m: Match) -> list[tuple[int, int]]:
-    """(step, team) where the ball leaves a player: owned at step-1 by `team`, not owned (-1) at step."""
-    out = []
-    for i in range(1, m.n):
-        if m.owner[i - 1][0] in (0, 1) and m.owner[i][0] == -1:
-            out.append((i, m.owner[i - 1][0]))
-    return out
 
 
 def _goal_steps(m: Match) -> list[tuple[int, int]]:
@@ -295,7 +294,7 @@ def _nearest_team(m: Match, i: int) -> int:
 
 def derive_events(m: Match) -> list[Event]:
     """The match's events as game.toml defines them, in time order (see docs/CASES.md, Google Research Football)."""
-    releases = _released_steps(m)
+    releases = m.releases()
     events: list[Event] = []
 
     # goals: the score changes; t is the step the ball is first seen over the goal line (else the change)

@@ -13,6 +13,7 @@ frame per engine step (fps 10), no text of any kind.
 """
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import os
@@ -258,11 +259,10 @@ def load_goal_model() -> dict[str, Any]:
     return json.loads(GOAL_MODEL.read_text(encoding="utf-8"))
 
 
-def goal_rates(model: dict[str, Any], left_difficulty: float, right_difficulty: float) -> tuple[float, float]:
-    """Goals per engine step for (left, right): log rate = a + b * (own difficulty - opponent's)."""
-    a, b = float(model["a"]), float(model["b"])
-    d = left_difficulty - right_difficulty
-    return math.exp(a + b * d), math.exp(a - b * d)
+def equal_rate(model: dict[str, Any]) -> float:
+    """Goals per engine step of either team at equal strength: exp(a) of the goal-rate model (V_t's rate for both
+    teams: the picture does not show the AI difficulties that b weighs)."""
+    return math.exp(float(model["a"]))
 
 
 def _poisson(mu: float, kmax: int) -> list[float]:
@@ -303,6 +303,11 @@ TEAM_RGB = {0: ((214, 48, 40), (120, 20, 16)), 1: ((40, 96, 220), (16, 40, 110))
 KEEPER_RGB = {0: ((250, 170, 40), (120, 20, 16)), 1: ((70, 210, 220), (16, 40, 110))}
 PLAYER_R = 8.5
 BALL_R = 5.5
+#: Where a player kicks the ball away (the ball leaves him: owned, then not), a magenta ring round the ball's place
+#: on the grass at that step, shown for KICK_MARK_STEPS steps: the kick falls between two frames at 5 fps, and
+#: the ring shows where and that it happened.
+KICK_RGB = (235, 40, 235)
+KICK_R, KICK_RING, KICK_MARK_STEPS = 12.0, 2.5, 4
 #: Engine steps per video frame: 10 steps/s shown at 5 fps (H.264 at 1280x720 is the media's main cost).
 STEPS_PER_FRAME = 2
 
@@ -380,6 +385,19 @@ def disc(radius: float, fill: tuple[int, int, int], outline: tuple[int, int, int
 
 
 @lru_cache(maxsize=None)
+def ring_mask(radius: float, width: float) -> Image.Image:
+    """The alpha mask of a ring (outer radius, width), supersampled and reduced."""
+    s = SS
+    size = int(math.ceil(2 * radius + 4))
+    mask = Image.new("L", (size * s, size * s), 0)
+    c, r, ri = size * s / 2, radius * s, (radius - width) * s
+    d = ImageDraw.Draw(mask)
+    d.ellipse([c - r, c - r, c + r, c + r], fill=255)
+    d.ellipse([c - ri, c - ri, c + ri, c + ri], fill=0)
+    return mask.resize((size, size), Image.Resampling.LANCZOS)
+
+
+@lru_cache(maxsize=None)
 def shadow(radius: float) -> Image.Image:
     s = SS
     size = int(math.ceil(2 * radius + 4))
@@ -408,6 +426,7 @@ def _blend_terms(fill: tuple[int, int, int] | None, radius: float, outline: tupl
     if outline is None:
         mask = np.asarray(shadow(radius), np.uint32)[:, :, None]
         src = np.array(fill, np.uint32)
+
     else:
         sprite, m = disc(radius, fill, outline, ring)
         mask, src = np.asarray(m, np.uint32)[:, :, None], np.asarray(sprite, np.uint32)
@@ -432,10 +451,26 @@ def _paste(pixels: np.ndarray, terms: tuple[np.ndarray, np.ndarray], x: float, y
     return (cx0, cy0, cx1, cy1)
 
 
+@lru_cache(maxsize=None)
+def _ring_terms(fill: tuple[int, int, int], radius: float, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """`_blend_terms` of `ring_mask` over the colour `fill`."""
+    mask = np.asarray(ring_mask(radius, width), np.uint32)[:, :, None]
+    return 255 - mask, np.array(fill, np.uint32) * mask + 128
+
+
+def kicks_shown(m: MS.Match, i: int) -> list[int]:
+    """The steps of the kicks whose ring state i shows: the ball left a player at most KICK_MARK_STEPS - 1 steps
+    before."""
+    steps = [r for r, _ in m.releases()]
+    lo = bisect.bisect_left(steps, i - KICK_MARK_STEPS + 1)
+    return steps[lo:bisect.bisect_right(steps, i)]
+
+
 def draw_sprites(pixels: np.ndarray, m: MS.Match, i: int) -> dict[Any, Box]:
     """Draw state i's sprites on the pitch `pixels` ((H, W, 3) uint8): the ball's shadow on the ground, both
-    teams (keepers in their own colour), the ball (drawn higher and larger as it rises). Returns the box
-    each sprite covers, keyed by sprite ("shadow", (side, player), "ball")."""
+    teams (keepers in their own colour), a ring where the ball left a player in the last KICK_MARK_STEPS steps,
+    the ball (drawn higher and larger as it rises). Returns the box each sprite covers, keyed by sprite
+    ("shadow", (side, player), ("kick", step), "ball")."""
     boxes: dict[Any, Box] = {}
     bx, by, bz = m.ball[i]
     gx, gy = px(bx, by)
@@ -447,6 +482,9 @@ def draw_sprites(pixels: np.ndarray, m: MS.Match, i: int) -> dict[Any, Box]:
                 continue
             fill, outline = (KEEPER_RGB if k == 0 else TEAM_RGB)[side]
             boxes[(side, k)] = _paste(pixels, _blend_terms(fill, PLAYER_R, outline, 2.0), *px(x, y))
+    for r in kicks_shown(m, i):
+        kx, ky, _ = m.ball[r]
+        boxes[("kick", r)] = _paste(pixels, _ring_terms(KICK_RGB, KICK_R, KICK_RING), *px(kx, ky))
     r = BALL_R * (1.0 + min(z, 12.0) * 0.06)
     boxes["ball"] = _paste(pixels, _blend_terms((250, 250, 250), round(r * 4) / 4, (20, 20, 20), 1.4), gx, gy - z * SCALE * 0.5)
     return boxes
@@ -515,28 +553,50 @@ class GFootballPlugin(GamePlugin):
 
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
-        """V at kick-off and at each event's step: left's expected result given the score difference and
-        the steps left, the goals still to come independent Poisson at the goal-rate model's rates for
-        the two teams' difficulties (data/goal_model.json).  No engine rollouts: 32 rollouts to the end
-        of the match per event cost hours of engine time per case on the 2 cores we build on."""
-        spec = spec_of_record(record)
-        m = decoded(record)
+        """V at kick-off and at each event: left's expected result given the score difference and the time left at
+        the event's video second (the match's steps less the steps its frame has shown), the goals still to come
+        independent Poisson at the goal-rate model's rate at equal strength for both teams (data/goal_model.json).
+        No engine rollouts: 32 rollouts to the end of the match per event cost hours of engine time per case on
+        the 2 cores we build on; no difficulties: the picture does not show them."""
         if self.match_key(record) in self.fitting_keys():   # never a model scored on its own training data
             files = record["source"].get("record_files") or [{"name": record["source"]["id"]}]
             raise ValueError(f"{files[0]['name']}: this match is one the goal-rate model was fitted on "
                              "(data/fitting_keys.json)")
-        rates = goal_rates(load_goal_model(), spec["left_difficulty"], spec["right_difficulty"])
-        events = MS.derive_events(m)
-        steps = [0] + [e.step for e in events]
-        out = []
-        for k, s in enumerate(steps):
-            gl, gr = m.score[s]
-            if k and events[k - 1].type == "goal":   # t is the line crossing: the score changes a step or two later
-                gl, gr = next((m.score[j] for j in range(s, min(m.n, s + 60)) if m.score[j] != m.score[s]), (gl, gr))
-            out.append(expected_result(gl - gr, spec["steps"] - first_step(record) - s, *rates))
+        steps = spec_of_record(record)["steps"]
+        out = [self._value(self._kick_off(), steps)]
+        features = self.visible_features(record)
+        for k, f in enumerate(features):
+            out.append(self._value(f, steps))
             if progress:
-                progress(k + 1, len(steps))
+                progress(k + 1, len(features))
         return out
+
+    def _kick_off(self) -> dict[str, Any]:
+        return {"t": self._lead() / self.fps, "goals_left": 0, "goals_right": 0}
+
+    def _value(self, f: dict[str, Any], steps: int) -> float:
+        """V from a visible state: the steps left are the match's less those the video has shown by `t`."""
+        shown = max(0, round((f["t"] * self.fps - self._lead()) * STEPS_PER_FRAME))
+        return expected_result(f["goals_left"] - f["goals_right"], steps - shown, *[equal_rate(load_goal_model())] * 2)
+
+    # -- what the picture shows (the pixel reader's `read` returns the same dicts) --
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """After each event: its video second and the goals each team has scored (a goal's row counts it)."""
+        m = decoded(record)
+        events = MS.derive_events(m)
+        out = []
+        for e, frame in zip(events, self._frames_of_steps([e.step for e in events])):
+            gl, gr = m.score[e.step]
+            if e.type == "goal":   # t is the line crossing: the score changes a step or two later
+                gl, gr = next((m.score[j] for j in range(e.step, min(m.n, e.step + 60)) if m.score[j] != m.score[e.step]),
+                              (gl, gr))
+            out.append({"t": frame / self.fps, "goals_left": gl, "goals_right": gr})
+        return out
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """V before the first event and after each from the features alone: V_t's own rule (the score and the
+        time left; the match is STEPS engine steps after the lead-in)."""
+        return [self._value(f, STEPS) for f in [self._kick_off()] + list(features)]
 
     def final_value(self, record: dict[str, Any]) -> float | None:
         a, b = final_score(record)
@@ -546,9 +606,11 @@ class GFootballPlugin(GamePlugin):
         model = load_goal_model()
         return {
             "engine": ENGINE,
-            "method": "goal-rate model (no rollouts)",
-            "value": "P(left wins) + P(draw)/2 given the score difference and the steps left at the event, the goals "
-                     "still to come independent Poisson with per-step rates exp(a + b * (own difficulty - opponent's))",
+            "method": "goal-rate model at equal strength (no rollouts)",
+            "value": "P(left wins) + P(draw)/2 given the score difference and the steps left at the event's video "
+                     "second, the goals still to come independent Poisson at the per-step rate exp(a) for both teams "
+                     "(the model's rate at equal strength; the AI difficulties, which the picture does not show, "
+                     "are not among the inputs)",
             "goal_model": {k: model[k] for k in ("form", "a", "b", "fitted_on")},
         }
 
