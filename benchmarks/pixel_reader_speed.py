@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 from video_arena import paths  # noqa: E402
 from video_arena.core.judge_loader import load_judge  # noqa: E402
 from video_arena.core.tasks import TasksTree  # noqa: E402
-from video_arena.games.base import game_names, load_reader  # noqa: E402
+from video_arena.games.base import game_names  # noqa: E402
+from video_arena.games.readers import load_reader, reader_games  # noqa: E402
 
 
 def cpu() -> float:
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", default="", help="comma-separated games (default: every game with a reader)")
     ap.add_argument("--limit", type=int, default=0, help="at most N cases per game")
     a = ap.parse_args(argv)
-    games = [g for g in (a.games.split(",") if a.games else game_names()) if load_reader(g) is not None]
+    games = [g for g in (a.games.split(",") if a.games else game_names()) if g in reader_games()]
     tree = TasksTree(paths.default_tasks_root(), os.environ.get("VA_MEDIA_ROOT") or paths.default_tasks_root())
     judge = load_judge()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -11,7 +11,8 @@ from pathlib import Path
 from video_arena import paths
 from video_arena.cases import build as B
 from video_arena.core.tasks import TasksTree
-from video_arena.games.base import load_reader
+from video_arena.games import pixel_reader as PX
+from video_arena.games.readers import load_reader
 
 TASKS = paths.default_tasks_root()
 
@@ -43,7 +44,7 @@ def read_case(game: str, case_id: str) -> tuple[dict, list[dict], list[dict]]:
     gt = json.loads(TasksTree(TASKS).gt(game, case_id).read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp:
         answer = Path(tmp) / "answer.json"
-        writer = reader.P.Writer(answer)
+        writer = PX.Writer(answer)
         features = reader.read(case_video(game, case_id, Path(tmp)), writer, lambda msg: None)
         writer.flush()
         return gt, json.loads(answer.read_text(encoding="utf-8"))["events"], features

@@ -16,6 +16,7 @@ from video_arena.baselines import chance_agent as C
 from video_arena.baselines import run as R
 from video_arena.core import tasks as T
 from video_arena.core.prompts import protocol_a_prompt
+from video_arena.games import readers as RD
 
 REPO = Path(__file__).resolve().parents[2]
 TASKS = REPO / "tasks"
@@ -53,7 +54,7 @@ def test_instruction_parse_gives_the_game_toml_vocabulary(game: str) -> None:
     gd = T.load_game(game, TASKS) if hasattr(T, "load_game") else None
     spec = C.parse_instruction((TASKS / game / "instruction.md").read_text())
     toml = __import__("tomllib").loads((TASKS / game / "game.toml").read_text())
-    assert spec["game"] == game
+    assert spec["game"] == toml["title"].lower()
     assert spec["types"] == toml["events"]["types"]
     assert spec["sides"] == toml["sides"]
     assert spec["no_where"] == toml["events"].get("types_without_where", [])
@@ -191,7 +192,8 @@ def test_protocol_a_action_answers_from_the_request_alone() -> None:
 
 
 def test_rates_come_from_game_toml_and_a_missing_rate_is_an_error(tmp_path: Path) -> None:
-    assert R.rates(TASKS, GAMES) == {"chess": 6.0, "go": 6.0, "gomoku": 10.0, "doudizhu": 15.0}
+    assert R.rates(TASKS, ["chess", "go", "gomoku", "doudizhu", "dota2"]) == {
+        "chess": 6.0, "go": 6.0, "gomoku": 10.0, "doudizhu": 15.0, "dota2": 0.6}
     (tmp_path / "x").mkdir()
     toml = (TASKS / "chess" / "game.toml").read_text().replace('name = "chess"', 'name = "x"')
     (tmp_path / "x" / "game.toml").write_text(toml.replace("events_per_minute = 6", ""))
@@ -207,9 +209,12 @@ def test_rates_come_from_game_toml_and_a_missing_rate_is_an_error(tmp_path: Path
 def test_the_perception_games_are_the_games_with_a_reader_and_their_readers_say_what_they_read() -> None:
     """The perception agent reads the games that have a pixel reader (games/<game>/reader.py); what it
     reads is each reader's READS."""
-    assert {"chess", "doudizhu", "go", "gomoku"} <= set(GAMES)
-    assert R.perception_reads(TASKS).startswith("chess: the two tinted squares; doudizhu: ")
-    assert "go and gomoku: the new stone and removed stones" in R.perception_reads(TASKS)
+    assert set(GAMES) == set(RD.reader_games()) >= {"badminton", "chess", "doudizhu", "dota2", "gfootball", "go", "gomoku"}
+    reads = R.perception_reads(TASKS)
+    assert "chess: the two tinted squares; " in reads
+    assert "go and gomoku: the new stone and removed stones" in reads
+    for game in GAMES:
+        assert " ".join(RD.load_reader(game).READS.split()) in reads
 
 
 def test_committed_results_doc_matches_its_inputs() -> None:

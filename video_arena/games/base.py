@@ -23,10 +23,8 @@ See docs/CASES.md.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import itertools
 import random
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -203,25 +201,6 @@ def load_plugin(game: str) -> GamePlugin | None:
     if plugin.name != game:
         raise ValueError(f"video_arena/games/{game}/plugin.py: PLUGIN.name is {plugin.name!r}")
     return plugin
-
-
-def load_reader(game: str):
-    """The game's standalone pixel reader (`games/<game>/reader.py`, READS and read(video, writer, log)) loaded as the
-    top-level module `<game>_reader`, the way the sandbox installs it: beside the shared helper module it imports
-    by its plain name (`games/pixel_frames.py`), which this puts on sys.path.  None for a game without one."""
-    path = GAMES_DIR / game / "reader.py"
-    if not path.is_file():
-        return None
-    name = f"{game}_reader"
-    if name in sys.modules:
-        return sys.modules[name]
-    if str(GAMES_DIR) not in sys.path:
-        sys.path.append(str(GAMES_DIR))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def record_formats() -> dict[str, list[tuple[str, str]]]:

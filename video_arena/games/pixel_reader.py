@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -33,14 +34,23 @@ def probe(video: Path) -> tuple[int, int, float]:
     return int(s["width"]), int(s["height"]), float(num) / float(den or 1)
 
 
-def frames(video: Path, width: int, height: int, pix_fmt: str = "rgb24"):
-    """Yield (k, frame) for every frame in decode order, at the video's own rate: HxWx3 (rgb24) or HxW
-    (gray) uint8 arrays."""
-    ch = 3 if pix_fmt == "rgb24" else 1
-    size = width * height * ch
-    proc = subprocess.Popen(["ffmpeg", "-v", "error", "-nostdin", "-i", str(video), "-map", "0:v:0",
-                             "-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", pix_fmt, "-"],
-                            stdout=subprocess.PIPE)
+def frames(video: Path, width: int, height: int, pix_fmt: str = "rgb24", vf: str = "",
+           threads: int = 1) -> Iterator[tuple[int, Any]]:
+    """Yield (k, frame) for every frame in decode order (frame k is at k / fps): a (height, width, 3) uint8 array for
+    rgb24, (height, width) for gray, and for yuv420p (the codec's own planes, no conversion) the tuple (Y, U, V) of
+    (height, width), (height / 2, width / 2) and (height / 2, width / 2) arrays.  `vf` is an ffmpeg filter applied
+    first (a crop, a scale, a frame selection): then `width` and `height` are the filtered size.  One decoding thread
+    by default (a reader runs on one core)."""
+    if pix_fmt not in ("rgb24", "gray", "yuv420p"):
+        raise ValueError(f"pix_fmt {pix_fmt!r}: rgb24, gray or yuv420p")
+    area = width * height
+    size = {"rgb24": 3 * area, "gray": area, "yuv420p": area + 2 * (area // 4)}[pix_fmt]
+    cmd = ["ffmpeg", "-v", "error", "-nostdin", "-threads", str(threads), "-i", str(video), "-map", "0:v:0",
+           "-vsync", "passthrough"]
+    if vf:
+        cmd += ["-vf", vf]
+    cmd += ["-f", "rawvideo", "-pix_fmt", pix_fmt, "-"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
     try:
         k = 0
         while True:
@@ -48,7 +58,14 @@ def frames(video: Path, width: int, height: int, pix_fmt: str = "rgb24"):
             if len(buf) < size:
                 break
             a = np.frombuffer(buf, np.uint8)
-            yield k, (a.reshape(height, width, 3) if ch == 3 else a.reshape(height, width))
+            if pix_fmt == "rgb24":
+                yield k, a.reshape(height, width, 3)
+            elif pix_fmt == "gray":
+                yield k, a.reshape(height, width)
+            else:
+                q = area // 4
+                yield k, (a[:area].reshape(height, width), a[area:area + q].reshape(height // 2, width // 2),
+                          a[area + q:].reshape(height // 2, width // 2))
             k += 1
     finally:
         proc.stdout.close()

@@ -1,7 +1,7 @@
 """The badminton pixel reader: every rally's end (winner, error, fault) and every game from the decoded video alone.
 
 Standalone (Python 3.11 stdlib + numpy + ffmpeg, the sandbox's toolset): it imports only the shared helper module
-`pixel_frames` and knows the render's look as a viewer of it would: a fixed camera behind the near baseline (its
+`pixel_reader` and knows the render's look as a viewer of it would: a fixed camera behind the near baseline (its
 place, aim and focal length: COURT metres to pixels, `project`), player_a in red and player_b in blue, the white
 shuttle with its shadow on the floor, and the rules of the game (rally scoring to 21, two clear, capped at 30, best
 of three; the rally's winner serves the next rally).
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-import pixel_frames as P
+import pixel_reader as P
 
 READS = "the shuttle's rest between rallies (where it landed, whose hand it is in at the set-up) and the score"
 
@@ -308,5 +308,6 @@ def _finishes(score: Score, side: str) -> bool:
 
 
 def _write(writer, out: list[dict], t: float, kind: str, actor: str, where: str, winner: str, score: Score) -> None:
-    writer.add(P.row(t, kind, SIDES["ab".index(actor)], where, "up" if winner == "a" else "down", score.label()))
+    writer.add(P.row(t, kind, SIDES["ab".index(actor)], where, delta="up" if winner == "a" else "down",
+                     state=score.label()))
     out.append(score.state(t, winner))

@@ -1,7 +1,7 @@
 """The DOTA 2 pixel reader: every tower, barracks, Roshan kill and Ancient from the decoded map schematic alone.
 
 Standalone (Python 3.11 stdlib + numpy + ffmpeg, the sandbox's toolset): it imports only the shared helper module
-`pixel_frames` and knows the render's look as a viewer of it would: the map fills the 512x512 picture, each
+`pixel_reader` and knows the render's look as a viewer of it would: the map fills the 512x512 picture, each
 building stands at its own fixed place (the table below, in the map's own cells, x to the right and y up, 4
 pixels a cell), filled in its side's colour (radiant green, dire red), white for the few seconds before it falls
 and a grey outline (the ground showing through) from the second it falls; Roshan is the disc in the pit, tan
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-import pixel_frames as P
+import pixel_reader as P
 
 READS = "every building's fill colour (standing, collapsing, fallen) and Roshan's disc colour"
 
@@ -142,7 +142,8 @@ def read(video: Path, writer, log) -> list[dict]:
                 found.append((k, "roshan", now, "", visible_state(standing, roshan_kills, k / fps, winner)))
             roshan = now
         for f, type_, actor, where, vis in found:
-            writer.add(P.row(f / fps, type_, actor, where, "up" if actor == "radiant" else "down", naive_state(vis)))
+            writer.add(P.row(f / fps, type_, actor, where, delta="up" if actor == "radiant" else "down",
+                             state=naive_state(vis)))
             out.append(vis)
         found.clear()
     log(f"{len(out)} events")

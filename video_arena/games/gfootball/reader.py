@@ -1,7 +1,7 @@
 """The Google Research Football pixel reader: goals, shots, corners, free kicks and penalties from the decoded video.
 
 Standalone (Python 3.11 stdlib + numpy + ffmpeg, the sandbox's toolset): it imports only the shared helper module
-`pixel_frames` and knows the render's look as a viewer of it would: the whole 110 m x 72 m pitch from above at
+`pixel_reader` and knows the render's look as a viewer of it would: the whole 110 m x 72 m pitch from above at
 9.2 pixels a metre, centred in the 1280x720 picture; the left team red (its keeper orange), the right team blue (its
 keeper cyan), the white ball drawn higher and larger the higher it flies, with its shadow on the grass below it;
 the match is 5 minutes of play shown in real time after 2 s of the kick-off position.
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-import pixel_frames as P
+import pixel_reader as P
 
 READS = "the ball's place on the grass, the team nearest it, the set pieces' jumps into formation and the score"
 
@@ -324,7 +324,7 @@ def read(video: Path, writer, log) -> list[dict]:
             score[actor] += 1
         t = f / fps
         state = "left" if score["left"] > score["right"] else "right" if score["right"] > score["left"] else "even"
-        writer.add(P.row(t, type_, actor, where, "up" if actor == "left" else "down", state))
+        writer.add(P.row(t, type_, actor, where, delta="up" if actor == "left" else "down", state=state))
         out.append({"t": round(t, 3), "goals_left": score["left"], "goals_right": score["right"]})
     log(f"{len(out)} events")
     return out
