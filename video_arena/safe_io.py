@@ -8,6 +8,7 @@ allocate or loop on a crafted input) runs in a child process with bounds on its 
 (`run_limited`)."""
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -331,6 +332,14 @@ sys.stdout.buffer.flush()
 """
 
 
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether `exc` is how a child under its address-space cap ran out of memory: a MemoryError, an OSError
+    ENOMEM, or a shared library the loader could not map (an ImportError "failed to map segment")."""
+    text = str(exc)
+    return (isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM)
+            or (isinstance(exc, ImportError) and ("failed to map segment" in text or "Cannot allocate memory" in text)))
+
+
 def run_limited(module: str, function: str, data: bytes, *, wall_s: float, cpu_s: int, memory_bytes: int,
                 output_bytes: int) -> bytes:
     """`module.function(data) -> bytes` run in a child Python process that can neither take more than `cpu_s`
@@ -364,6 +373,6 @@ def _child_failure(code: int, err: list[str], *, cpu_s: int, memory_bytes: int, 
         return f"used more than {cpu_s} s of CPU"
     if code in (-signal.SIGXFSZ, 0) or "File too large" in last:
         return f"wrote more than {output_bytes} bytes"
-    if last.startswith("MemoryError") or "Cannot allocate memory" in last:
+    if last.startswith("MemoryError") or "Cannot allocate memory" in last or "failed to map segment" in last:
         return f"needed more than {memory_bytes // (1024 * 1024)} MiB of memory"
     return f"failed ({'signal ' + str(-code) if code < 0 else 'exit ' + str(code)}{': ' + last if last else ''})"

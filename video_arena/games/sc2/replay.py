@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from video_arena.digests import sha256_file
+from video_arena.safe_io import out_of_memory
 
 #: Town halls and their morphs (the definition's `expand` and `base_kill`).
 TOWN_HALLS_NEW = {"Nexus", "CommandCenter", "Hatchery"}
@@ -340,5 +341,7 @@ def import_record(data: bytes) -> bytes:
     except ReplayError as exc:
         out = {"refused": str(exc)}
     except Exception as exc:  # noqa: BLE001  a crafted file can make sc2reader raise anything
+        if out_of_memory(exc):   # the parent's memory cap: run_limited says so in its own words
+            raise MemoryError(str(exc)) from None
         out = {"refused": f"sc2reader cannot read it ({type(exc).__name__}: {str(exc)[:120]})"}
     return json.dumps(out).encode("utf-8")
