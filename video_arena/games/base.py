@@ -146,6 +146,19 @@ class GamePlugin:
         files are not of the format or hold none.  Default: the one match `record_from_files` makes."""
         return [self.record_from_files(fmt, paths)]
 
+    #: The file-name endings of each record format (`build-cases --records DIR` finds a format's files by
+    #: them, in any case); a format not named here: "." and the format's name (".pgn", ".sgf").
+    record_suffixes: dict[str, tuple[str, ...]] = {}
+
+    def record_file_suffixes(self, fmt: str) -> tuple[str, ...]:
+        return tuple(self.record_suffixes.get(fmt, (f".{fmt}",)))
+
+    def record_file_groups(self, fmt: str, files: list[Path]) -> list[list[Path]]:
+        """The matches among a folder's record files of format `fmt` (in path order), each as the files
+        `records_from_files` takes together.  Default: every file alone (a format of one match, or of many
+        matches, per file)."""
+        return [[f] for f in files]
+
     def refusal(self, record: dict[str, Any]) -> str:
         """"" when the record can be a case by the game's own rules (the rules the built-in selection applies:
         decided where the game needs a winner, a length window, a board size or rule set the game plays), else

@@ -5,10 +5,13 @@
     video-arena import-cases --from-tree SRC --tasks-root DIR --source S --licence L --value-model M
                              [--games g,..] [--replace] [--fps N]
     video-arena import-cases --game G --FORMAT FILE [FILE ..] --tasks-root DIR --licence L [--source S]
-                             [--case-id ID] [--replace]
+                             [--pick N] [--case-id ID] [--replace]
         a match file a game's plugin reads (its game.toml's [import] record_formats, e.g. --opendota for
-        DOTA 2): the plugin makes the events, V_t and video; a file that cannot make a case is refused
-        with one line (exit 2)
+        DOTA 2): the plugin makes the events, V_t and video; files holding many matches (a PGN) make a case
+        of every match the game's rules take, or of the N-th match only with --pick N (1-based); files
+        that make no case, or a match the game's V_t model was fitted on, are refused with one line (exit
+        2); a match that is a built-in case's is imported flagged as public (its manifest entry's
+        "public_match", and a warning line)
 
 The log is CSV or JSON (`t,type,actor,where` plus `v_before,v_after` per event, or a separate V_t
 series given with --values). delta/state are derived from V_t with the game's band (and checked when
@@ -24,6 +27,7 @@ import sys
 from pathlib import Path
 
 from video_arena.games.base import record_formats
+from video_arena.importing.contamination import PUBLIC_MATCH, public_warning
 from video_arena.importing.importer import Importer, Provenance, RecordRefused
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
 from video_arena.importing.signals import Interrupted, signals_unwind
@@ -64,6 +68,8 @@ def _main(argv: list[str] | None) -> int:
     for fmt, games in sorted(formats.items()):
         ap.add_argument(f"--{fmt}", nargs="+", type=Path, metavar="FILE", dest=f"format_{fmt}",
                         help="; ".join(f"{g}: {text}" for g, text in games))
+    ap.add_argument("--pick", type=int, default=None, metavar="N",
+                    help="with --FORMAT: only the N-th match the files hold (1-based; default: every one that qualifies)")
     ap.add_argument("--fps", type=int, default=None, help="output frame rate (default: the source's, rounded, max 60)")
     ap.add_argument("--replace", action="store_true", help="overwrite cases whose id already exists")
     a = ap.parse_args(argv)
@@ -81,6 +87,8 @@ def _main(argv: list[str] | None) -> int:
         ap.error("a single case needs --game, --video and --events (or use --from-tree)")
     elif a.games:
         ap.error("--games goes with --from-tree")
+    if a.pick is not None:
+        ap.error("--pick goes with a match file (--FORMAT FILE ...)")
     return _import(a, Provenance(a.source, a.licence, a.value_model))
 
 
@@ -133,7 +141,7 @@ def _record_main(ap, a, chosen: list[tuple[str, list[Path]]]) -> int:
     try:
         with Importer(a.tasks_root, a.media_root, replace=a.replace) as imp:
             imp.add_record_case(a.game, fmt, files, Provenance(source, a.licence, "the game's shipped V_t model"),
-                                case_id=a.case_id)
+                                case_id=a.case_id, pick=a.pick)
             imp.commit()
     except RecordRefused as exc:
         print(f"import-cases: refused: {exc}; nothing was written", file=sys.stderr)
@@ -141,10 +149,22 @@ def _record_main(ap, a, chosen: list[tuple[str, list[Path]]]) -> int:
     except (ImportCaseError, OSError) as exc:
         print(f"import-cases: error: {exc}\nnothing was written", file=sys.stderr)
         return 1
-    for r in imp.reports:
-        print(f"{r['game']}/{r['case_id']}: {r['n_events']} events, {r['duration_s']} s, video rendered at {r['fps']} fps")
+    print_record_reports(imp, "import-cases")
     print(f"imported {len(imp.reports)} case(s) into {imp.root}")
     return 0
+
+
+def print_record_reports(imp: Importer, command: str) -> None:
+    """What `import-cases --FORMAT` and `build-cases --records` print of the cases made of records: a line per
+    case, a line per record left out, and a warning per case that is a built-in case's match."""
+    for r in imp.reports:
+        print(f"{r['game']}/{r['case_id']}: {r['n_events']} events, {r['duration_s']} s, video rendered at {r['fps']} fps"
+              + (f" ({r['record']})" if len(imp.reports) > 1 else ""))
+    for line in imp.left_out:
+        print(f"left out: {line}")
+    for r in imp.reports:
+        if r.get(PUBLIC_MATCH):
+            print(f"{command}: warning: {public_warning(r['game'], r['case_id'], r[PUBLIC_MATCH])}")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,9 @@ from video_arena.core.tasks import (CASE_ID_RE, DELTA_LABELS, GAME_RE, MANIFEST_
 from video_arena.digests import sha256_file
 from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M
+from video_arena.importing.contamination import PUBLIC_MATCH, fitting_refusal, public_match, record_label
 from video_arena.importing.logs import ImportCaseError, LogRow, read_input
+from video_arena.importing.records import RecordRefused, chosen_or_refused, read_records
 from video_arena.importing.rules import NoWhereRule, where_error
 from video_arena.importing.signals import Interrupted, uninterrupted
 from video_arena.safe_io import link_below
@@ -42,10 +44,6 @@ from video_arena.games.cli import expected_files
 
 TIME_EPS = 1e-6
 IMPORTED_COLLECTION = "imported"
-
-
-class RecordRefused(ImportCaseError):
-    """A match file that cannot make a case (what is missing, in one line)."""
 
 
 @dataclass
@@ -248,6 +246,7 @@ class Importer:
         self.games: dict[str, _GameChanges] = {}
         self.taken: dict[str, set[str]] = {}
         self.reports: list[dict[str, Any]] = []
+        self.left_out: list[str] = []       # records of the files no case was made of, one line each
 
     # context manager: discard on error
     def __enter__(self):
@@ -402,27 +401,47 @@ class Importer:
         self.reports.append(report)
         return report
 
-    def add_record_case(self, game: str, fmt: str, files: list[Path], prov: Provenance,
-                        case_id: str | None = None) -> dict[str, Any]:
-        """Stage one case the game's plugin makes of a match file of format `fmt` (its game.toml's `[import]
-        record_formats`): the plugin's events, V_t and render, as `build-cases` makes them (RecordRefused:
-        the files cannot make a case)."""
-        from video_arena.cases.build import build_case
+    def record_plugin(self, game: str, fmt: str):
+        """The plugin that makes cases of `fmt` files of the game (its game.toml's `[import] record_formats`),
+        after checking the tree's definition of the game is the toolkit's (RecordRefused: it reads none)."""
         from video_arena.games.cli import expected_files
 
-        prov.check()
         g = self._game(game)
         if fmt not in dict(g.definition.record_formats):
             raise RecordRefused(f"game {game!r} reads no --{fmt} files")
         if g.definition.raw != parse_game_toml(expected_files(game)["game.toml"].decode("utf-8")).raw:
             raise ImportCaseError(f"{self.root / game}/game.toml differs from the toolkit's: a case made from a "
                                   f"{fmt} file needs the definition its plugin builds for")
-        plugin = load_plugin(game)
-        try:
-            record = plugin.record_from_files(fmt, list(files))
-        except ValueError as exc:
-            raise RecordRefused(str(exc)) from None
-        record["source"] |= {"description": prov.source, "licence": prov.licence}
+        return load_plugin(game)
+
+    def add_record_case(self, game: str, fmt: str, files: list[Path], prov: Provenance,
+                        case_id: str | None = None, pick: int | None = None) -> list[dict[str, Any]]:
+        """Stage the cases the game's plugin makes of match files of format `fmt`: the `pick`-th match they hold
+        (1-based), or every one the game's rules take (importing/records.py `screen`); returns the reports
+        (RecordRefused: the files make no case)."""
+        prov.check()
+        plugin = self.record_plugin(game, fmt)
+        screened = chosen_or_refused(plugin, read_records(plugin, fmt, files), pick)
+        if case_id is not None and len(screened.chosen) > 1:
+            raise RecordRefused(f"--case-id names one case, and the files hold {len(screened.chosen)} matches that "
+                                "qualify: choose one with --pick N")
+        self.left_out += screened.left_out
+        return [self.add_record(game, fmt, record, files, prov, case_id, key=key) for record, key in screened.chosen]
+
+    def add_record(self, game: str, fmt: str, record: dict[str, Any], files: list[Path], prov: Provenance,
+                   case_id: str | None = None, key: str | None = None) -> dict[str, Any]:
+        """Stage one case of a record the game's plugin read from `files` (its events, V_t and render, as
+        `build-cases` makes them): refused when the match is in the V_t model's fitting set; flagged in its
+        manifest entry (`public_match`) when it is a built-in case's match (importing/contamination.py)."""
+        from video_arena.cases.build import build_case
+
+        plugin = self.record_plugin(game, fmt)
+        key = plugin.match_key(record) if key is None else key
+        why = fitting_refusal(plugin, record, key)
+        if why:
+            raise RecordRefused(why)
+        public = public_match(plugin, record, key)
+        record["source"] = dict(record["source"]) | {"description": prov.source, "licence": prov.licence}
         cid = self._case_id(game, case_id)
         try:
             summary = build_case(game, record, cid, self.stage, self.media_stage)
@@ -430,8 +449,10 @@ class Importer:
             raise RecordRefused(str(exc)) from None
         except BuildError as exc:
             raise ImportCaseError(str(exc)) from None
+        g = self.games[game]
         gt_path = self.staged.gt(game, cid)
         entry = {"case_id": cid, **summary["manifest"], "licence": prov.licence,
+                 **({PUBLIC_MATCH: public} if public else {}),
                  "imported": {"at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                               "inputs": {f"{fmt}_{k}": {"name": Path(f).name, "sha256": sha256_file(Path(f))}
                                          for k, f in enumerate(files, 1)},
@@ -442,7 +463,8 @@ class Importer:
         g.manifest_entries.append(entry)
         gt = json.loads(gt_path.read_text(encoding="utf-8"))
         report = {"game": game, "case_id": cid, "n_events": summary["n_events"], "duration_s": summary["duration_s"],
-                  "video": "rendered", "fps": gt["video"]["fps"], "max_time_snap_s": 0}
+                  "video": "rendered", "fps": gt["video"]["fps"], "max_time_snap_s": 0, "record": record_label(record),
+                  PUBLIC_MATCH: public}
         self.reports.append(report)
         return report
 

@@ -244,6 +244,22 @@ class BadmintonPlugin(GamePlugin):
             raise FittingDataError(f"{name}: {why}")
         return with_value_model(record, PR.table(table), in_table=self.match_key(record) in case_keys())
 
+    record_suffixes = {shuttleset.FORMAT: (".csv",)}
+
+    def record_file_groups(self, fmt: str, files: list[Path]) -> list[list[Path]]:
+        """A folder of matches in ShuttleSet's layout: each folder holding a set1.csv is one match, its set files
+        with the match.csv and homography.csv beside that folder (ShuttleSet's own layout)."""
+        by_folder: dict[Path, list[Path]] = {}
+        for f in files:
+            by_folder.setdefault(f.parent, []).append(f)
+        groups = []
+        for folder, names in sorted(by_folder.items()):
+            sets = sorted(f for f in names if shuttleset.SET_FILE.fullmatch(f.name))
+            if any(f.name == "set1.csv" for f in sets):
+                groups.append(sets + [f for f in by_folder.get(folder.parent, [])
+                                      if f.name in ("match.csv", "homography.csv")])
+        return groups
+
     def refusal(self, record: dict[str, Any]) -> str:
         return R.problems_line(R.match_problems(record))
 

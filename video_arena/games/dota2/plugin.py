@@ -215,12 +215,26 @@ class Dota2Plugin(GamePlugin):
         return [max(1e-3, (b - a) / FPS) for a, b in zip([0] + frames, frames)]
 
     # -- a user's OpenDota match (game.toml [import] record_formats) --
+    record_suffixes = {"opendota": (".json",)}
+
     def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
         from video_arena.games.dota2.opendota import record_from_files
 
         if fmt != "opendota":
             raise ValueError(f"DOTA 2 reads no {fmt!r} files, only OpenDota match JSON")
         return record_from_files(paths)
+
+    def match_key(self, record: dict[str, Any]) -> str:
+        """The match's own id (OpenDota's match_id), whatever file or parts it came in."""
+        return f"dota2-match-{int(record['opendota']['match_id'])}"
+
+    def fitting_keys(self) -> frozenset[str]:
+        """Every committed match the V_t model was fitted on: all of data/ but the built-in cases (the model's
+        `not_fitted_on`)."""
+        from video_arena.games.dota2 import model as V
+
+        held_out = set(V.load_model()["not_fitted_on"])
+        return frozenset(self.match_key({"opendota": {"match_id": mid}}) for mid in R.all_matches() if mid not in held_out)
 
     # -- provenance --
     def provenance(self) -> dict[str, Any]:

@@ -344,6 +344,8 @@ class DoudizhuPlugin(GamePlugin):
         return 1.0 if record["winner"] == "landlord" else 0.0
 
     # -- a user's deal logs (game.toml [import] record_formats) --
+    record_suffixes = {showdown.FORMAT: (".json",)}
+
     def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
         if fmt != showdown.FORMAT:
             raise ValueError(f"Doudizhu reads no {fmt!r} files, only {showdown.FORMAT} replays")
