@@ -571,6 +571,25 @@ def _check_in_worker(task: Path) -> TaskReport:
     return _WORKER.check(task)
 
 
+def public_match_warnings(reports: list[TaskReport], tasks_root: Path) -> list[str]:
+    """A warning line per task whose case is an imported record of a built-in case's match (its manifest
+    entry's `public_match`, importing/contamination.py): a public match, not a private case."""
+    from video_arena.importing.contamination import case_origins, public_warning
+
+    out, origins = [], {}
+    for rep in reports:
+        m = _DIR_RE.fullmatch(rep.path.name)
+        if not m:
+            continue
+        game, case_id = m.groups()
+        if game not in origins:
+            origins[game] = case_origins(tasks_root, game)
+        origin = origins[game].get(case_id, "")
+        if origin.startswith("public:"):
+            out.append(f"warning {rep.path.name}: {public_warning(game, case_id, origin.split(':', 1)[1])}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="video-arena validate", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -606,6 +625,8 @@ def main(argv: list[str] | None = None) -> int:
         for rep in reports:
             for n in sorted(set(rep.notes)):
                 print(f"note {rep.path.name}: {n}")
+    for line in public_match_warnings(reports, v.tasks_root):
+        print(line)
     unpinned = sorted({n[len(UNPINNED_NOTE):] for r in reports for n in r.notes if n.startswith(UNPINNED_NOTE)})
     if unpinned:
         print(f"note: the base image {', '.join(unpinned)} is a tag, not a digest: each Docker host runs "

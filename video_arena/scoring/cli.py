@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.core.results import REASONING_EFFORT
+from video_arena.importing import contamination as CO
 from video_arena.scoring import harbor_jobs as HJ
 from video_arena.scoring import cells as SC
 from video_arena.scoring import output as SO
@@ -103,6 +104,7 @@ def format_system(s: SS.SystemScore) -> str:
     lines.append(f"  {label:<{49 + len(trials_hdr)}} {_f(o['means'][SC.REWARD]):>6} {_ci(o['ci95'][SC.REWARD]):<16}  "
                  f"{_f(o['means'][SC.T1_F1]):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
     lines += format_caveats(s)
+    lines += format_case_origins(s)
     dropped = s.dropped_games()
     if dropped:
         lines.append("  dropped from the overall mean: " + "; ".join(f"{g} {why}" for g, why in dropped.items()))
@@ -170,6 +172,16 @@ def format_caveats(s: SS.SystemScore) -> list[str]:
                "(served_model null, or a record older than it): nothing says the requested model answered; iso? = a "
                "Protocol B record that names no isolation mode (isolation null, absent or unknown): neither "
                "isolated nor known not to be; recall ceil = mean t1_recall_ceiling")
+    return out
+
+
+def format_case_origins(s: SS.SystemScore) -> list[str]:
+    """Per game, whether the table's cases are built-in matches (public), a user's imported records (private)
+    or both (importing/contamination.py), so a paper can say which it reports."""
+    out = ["  cases (public: built-in cases, or imported records of a built-in case's match, which a model may have "
+           "seen; private: imported records of no built-in match):"]
+    for g in s.games:
+        out.append("    " + CO.origin_line(g, CO.origin_summary(CO.case_origins(s.tasks_root, g))))
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from video_arena.core.results import REASONING_EFFORT
+from video_arena.importing import contamination as CO
 from video_arena.scoring.cells import (ALL_METRICS, CAVEATS, REWARD, SCORE_FORMAT, STATUS_CORRUPT, STATUS_DIAGNOSTIC,
                                        STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUS_UNVERIFIED, STATUSES,
                                        T1_F1, T2_MACRO_ACC, T3_MACRO_ACC)
@@ -30,6 +31,7 @@ def to_json(systems: list[SystemScore], comparison: dict[str, Any] | None = None
         summ = s.summary()
         summ["overall"] = public_overall(s.overall())
         summ["cells"] = [c.to_row() for c in s.cells()]
+        summ["case_origins"] = {g: CO.origin_summary(CO.case_origins(s.tasks_root, g)) for g in s.games}
         doc["systems"].append(summ)
     if comparison is not None:
         doc["compare"] = comparison
@@ -43,7 +45,13 @@ CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cell
               "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
               "allow_paths", "preflight_warned", "content_filtered", "served_other_model", "non_reference",
               "served_unnamed", "isolation_unrecorded", "t1_recall_ceiling_mean", REASONING_EFFORT,
-              "in_overall", "table_diagnostic", "mixed"]
+              "in_overall", "table_diagnostic", "mixed", "cases"]
+
+
+def _overall_kind(kinds: list[str]) -> str:
+    """public, private or mixed over the games' tables (mixed when they differ)."""
+    known = set(kinds) - {"-"}
+    return known.pop() if len(known) == 1 else (CO.MIXED if known else "-")
 
 
 def _efforts_str(t: dict[str, int]) -> str:
@@ -62,7 +70,8 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                  "flagged_excluded": gs.counts[STATUS_FLAGGED], "corrupt": gs.counts[STATUS_CORRUPT],
                  "format_errors": gs.counts["format_error"], "in_overall": g in overall["games"],
                  "t1_recall_ceiling_mean": gs.recall_ceiling(), REASONING_EFFORT: _efforts_str(gs.efforts()),
-                 "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)}
+                 "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed),
+                 "cases": CO.origin_summary(CO.case_origins(s.tasks_root, g))["kind"]}
             for cv in CAVEATS:
                 r[cv] = gs.counts[cv]
             for m in ALL_METRICS:
@@ -83,7 +92,8 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                   "zero_rows": tot["zero_rows"], "format_errors": tot["format_error"], "in_overall": True,
                   "t1_recall_ceiling_mean": cv_all["t1_recall_ceiling_mean"],
                   REASONING_EFFORT: _efforts_str(cv_all[REASONING_EFFORT]),
-                  "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed)})
+                  "table_diagnostic": s.diagnostic, "mixed": "; ".join(s.mixed),
+                  "cases": _overall_kind([CO.origin_summary(CO.case_origins(s.tasks_root, g))["kind"] for g in s.games])})
         for cv in CAVEATS:
             r[cv] = cv_all[cv]
         for m in ALL_METRICS:
