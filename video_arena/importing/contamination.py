@@ -58,7 +58,7 @@ def fitting_refusal(plugin: Any, record: dict[str, Any], key: str | None = None)
     """One line when the record is a match the game's shipped V_t model was fitted on, else ""."""
     key = plugin.match_key(record) if key is None else key
     if key in plugin.fitting_keys():
-        return (f"{record_label(record)}: the match is in the fitting set of {plugin.name}'s shipped V_t model: "
+        return (f"{record_label(record)}: the match is in the V_t model's fitting set ({plugin.name}'s shipped model): "
                 "a model is not scored on its own training data")
     return ""
 
