@@ -13,7 +13,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explore": ("video_arena.explore.site:main", "write a static results explorer (scores, cases, timelines, stills) for a browser"),
     "timeline": ("video_arena.scoring.timeline:main", "draw one case: GT vs predicted events and V_t"),
     "judge": ("video_arena.scoring.cli:judge_main", "judge one answer against one ground truth"),
-    "build-cases": ("video_arena.cases.build:main", "build the built-in cases and media from real records"),
+    "build-cases": ("video_arena.importing.private_set:main", "build the built-in cases and media from real records, or a private set from a folder of records (--records)"),
     "import-cases": ("video_arena.importing.cli:main", "import matches from outside (footage + event log + V_t) as cases"),
     "games": ("video_arena.games.cli:main", "list games, sync definitions, write docs/GAMES.md"),
     "make-harbor": ("video_arena.harbor.generate:main", "generate a Harbor dataset (Protocol A or B)"),

@@ -14,11 +14,12 @@ import pytest
 from fixtures.record_imports import builtin_chess_pgn, run_import
 from scoring_helpers import make_tasks
 from video_arena import paths
-from video_arena.cases import cli as build_cli
 from video_arena.core.tasks import TasksTree
 from video_arena.games.base import game_names, load_definition, load_plugin
 from video_arena.harbor.validate import TaskReport, public_match_warnings
-from video_arena.importing import contamination as CO
+from video_arena.core import case_origins as CO
+from video_arena.importing import contamination as CT
+from video_arena.importing import private_set as build_cli
 from video_arena.importing import records as RS
 from video_arena.importing.importer import Importer, Provenance, RecordRefused
 from video_arena.scoring import cli as score_cli
@@ -80,11 +81,11 @@ def test_a_private_record_is_not_flagged(tmp_path, capsys, no_engine):
 
 @pytest.mark.parametrize("game", RECORD_GAMES)
 def test_every_games_built_in_cases_have_match_keys_none_in_its_fitting_set(game):
-    keys = CO.builtin_match_keys(game)
+    keys = CT.builtin_match_keys(game)
     assert len(keys) == len(TasksTree(paths.default_tasks_root()).listed_case_ids(game)) > 0
     assert not set(keys) & load_plugin(game).fitting_keys()
     record = builtin_record(game)
-    assert CO.public_match(load_plugin(game), record) == TasksTree(paths.default_tasks_root()).listed_case_ids(game)[0]
+    assert CT.public_match(load_plugin(game), record) == TasksTree(paths.default_tasks_root()).listed_case_ids(game)[0]
 
 
 def test_the_games_with_a_fitted_v_t_model_name_its_matches():
@@ -173,7 +174,7 @@ def test_build_cases_records_picks_n_of_what_the_rules_take(records_folder, tmp_
              for r in RS.read_records(CHESS, "pgn", [f]) if not CHESS.refusal(r)]
     (key, record), = RS.seeded_pick("chess", 7, keyed, 1)
     assert CHESS.match_key(TasksTree(tree).read_gt("chess", entry["case_id"])["record"]) == key
-    assert entry.get(CO.PUBLIC_MATCH) == (builtin_id if key in CO.builtin_match_keys("chess") else None)
+    assert entry.get(CO.PUBLIC_MATCH) == (builtin_id if key in CT.builtin_match_keys("chess") else None)
     cases = json.loads((tree / "chess" / "cases.json").read_text())["cases"]
     assert [c["case_id"] for c in cases] == [entry["case_id"]] and cases[0]["source"] == {"collection": "imported"}
 

@@ -574,7 +574,7 @@ def _check_in_worker(task: Path) -> TaskReport:
 def public_match_warnings(reports: list[TaskReport], tasks_root: Path) -> list[str]:
     """A warning line per task whose case is an imported record of a built-in case's match (its manifest
     entry's `public_match`, importing/contamination.py): a public match, not a private case."""
-    from video_arena.importing.contamination import case_origins, public_warning
+    from video_arena.core.case_origins import case_origins, public_warning
 
     out, origins = [], {}
     for rep in reports:

@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 from video_arena.games.base import record_formats
-from video_arena.importing.contamination import PUBLIC_MATCH, public_warning
+from video_arena.core.case_origins import PUBLIC_MATCH, public_warning
 from video_arena.importing.importer import Importer, Provenance, RecordRefused
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_value_series
 from video_arena.importing.signals import Interrupted, signals_unwind

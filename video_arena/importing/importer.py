@@ -33,7 +33,8 @@ from video_arena.core.tasks import (CASE_ID_RE, DELTA_LABELS, GAME_RE, MANIFEST_
 from video_arena.digests import sha256_file
 from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M
-from video_arena.importing.contamination import PUBLIC_MATCH, fitting_refusal, public_match, record_label
+from video_arena.core.case_origins import PUBLIC_MATCH
+from video_arena.importing.contamination import fitting_refusal, public_match, record_label
 from video_arena.importing.logs import ImportCaseError, LogRow, read_input
 from video_arena.importing.records import RecordRefused, chosen_or_refused, read_records
 from video_arena.importing.rules import NoWhereRule, where_error

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.core.results import REASONING_EFFORT
-from video_arena.importing import contamination as CO
+from video_arena.core import case_origins as CO
 from video_arena.scoring import harbor_jobs as HJ
 from video_arena.scoring import cells as SC
 from video_arena.scoring import output as SO

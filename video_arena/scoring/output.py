@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from video_arena.core.results import REASONING_EFFORT
-from video_arena.importing import contamination as CO
+from video_arena.core import case_origins as CO
 from video_arena.scoring.cells import (ALL_METRICS, CAVEATS, REWARD, SCORE_FORMAT, STATUS_CORRUPT, STATUS_DIAGNOSTIC,
                                        STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUS_UNVERIFIED, STATUSES,
                                        T1_F1, T2_MACRO_ACC, T3_MACRO_ACC)

@@ -1,5 +1,10 @@
 """`build-cases --records DIR --games G`: a private set of cases from a folder of a user's own match records.
 
+    video-arena build-cases --records DIR --games G --tasks-root T [--count N] [--seed S]
+                            [--licence L] [--source S] [--media-root DIR] [--replace]
+
+(`video-arena build-cases` without --records builds the built-in cases: video_arena/cases/build.py.)
+
 The records are found (importing/records.py `record_groups`: the game's format's files, regular files
 reached through no link, bounded), read and screened by the game's own rules (`screen`: a record the rules
 refuse, a match of the V_t model's fitting set or a second copy of a match is left out, one line each),
@@ -11,10 +16,12 @@ builds; the tree is then usable by make-harbor, validate, oracle-check, run-a, r
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 from typing import Any
 
+from video_arena.cases import build as B
 from video_arena.cases.build import DEFAULT_SEED, case_id_for
 from video_arena.cli_args import comma_list
 from video_arena.games.base import game_names, load_definition
@@ -79,22 +86,32 @@ def add_game_from_records(imp: Importer, game: str, folder: Path, count: int | N
             "picked": len(picked), "left_out": len(left_out)}
 
 
-def records_main(ap, a) -> int:
-    """build-cases --records: the arguments checked, then `build_from_records`."""
-    bad = [f"--{n.replace('_', '-')}" for n in ("media_only", "record_media", "force_values") if getattr(a, n)]
-    bad += ["--case-ids"] if a.case_ids else []
-    bad += ["--cases"] if a.cases != ap.get_default("cases") else []
-    if bad:
-        ap.error(f"--records takes no {', '.join(bad)} (--count N picks the number of cases)")
-    if not a.games or not a.tasks_root:
-        ap.error("--records needs --games G and --tasks-root T (the private set's own tree)")
+def main(argv: list[str] | None = None) -> int:
+    """`video-arena build-cases`: with --records, a private set (this module); else the built-in cases
+    (video_arena/cases/build.py)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not any(x == "--records" or x.startswith("--records=") for x in argv):
+        return B.main(argv)
+    ap = argparse.ArgumentParser(prog="video-arena build-cases", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--records", type=Path, required=True, metavar="DIR",
+                    help="a folder of match records in the game's format (its game.toml's [import] record_formats)")
+    ap.add_argument("--games", required=True, help="the game (comma-separated games: each reads its own files)")
+    ap.add_argument("--tasks-root", required=True, help="the private set's tasks tree (created if missing)")
+    ap.add_argument("--media-root", default=None, help="where <game>/media/ goes (default: $VA_MEDIA_ROOT or the tasks root)")
+    ap.add_argument("--count", type=int, default=None, metavar="N",
+                    help="N cases, a seeded pick of the records that qualify (default: all of them)")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"the pick's seed (default {DEFAULT_SEED})")
+    ap.add_argument("--licence", default=DEFAULT_LICENCE, help="the records' licence (default: not stated)")
+    ap.add_argument("--source", default=None, help="where the records come from (default: the file names)")
+    ap.add_argument("--replace", action="store_true", help="overwrite cases whose id already exists")
+    a = ap.parse_args(argv)
     if a.count is not None and a.count < 1:
         ap.error("--count must be >= 1")
     with signals_unwind():
         try:
-            return build_from_records(Path(a.records), comma_list(a.games), Path(a.tasks_root), a.media_root,
-                                      a.count, a.seed if a.seed is not None else DEFAULT_SEED,
-                                      a.licence or DEFAULT_LICENCE, a.source, a.replace)
+            return build_from_records(a.records, comma_list(a.games), Path(a.tasks_root), a.media_root, a.count,
+                                      a.seed, a.licence, a.source, a.replace)
         except Interrupted as exc:
             print(f"build-cases: {exc.verb}" + (" after the cases were written" if exc.after_commit
                                                  else "; nothing was written"), file=sys.stderr)
