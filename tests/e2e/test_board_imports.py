@@ -57,7 +57,7 @@ def imported(request, tmp_path_factory) -> tuple[str, Path, Path]:
         shutil.copytree(RECORDS / "go" / "katago-vt", tmp / "go-vt")
         mp.setenv(kg.VT_CACHE_ENV, str(tmp / "go-vt"))
         mp.setattr(kg, "engine", no_katago)
-        printed = import_record(tree, game, fmt, [path], licence, case_id)
+        printed = import_record(tree, game, fmt, [path], licence, case_id, pick=1 if fmt == "pgn" else None)
     # docs/IMPORTING.md shows what the command printed (the tree's path aside): the same lines
     doc = (ROOT / "docs" / "IMPORTING.md").read_text(encoding="utf-8")
     assert printed.replace(str(tree), "~/va-private") in doc, printed
@@ -69,7 +69,7 @@ def test_the_case_is_the_plugins_reading_of_the_record(imported):
     plugin = load_plugin(game)
     (gt,) = gts(tree, game)
     record = gt["record"]
-    assert record == json.loads(json.dumps(plugin.record_from_files(record["source"]["format"], [path])
+    assert record == json.loads(json.dumps(plugin.records_from_files(record["source"]["format"], [path])[0]
                                            | {"source": record["source"]}))
     assert record["source"]["collection"] == "imported" and record["source"]["file"] == path.name
     assert [(e["type"], e["actor"], e["where"]) for e in gt["events"]] == \

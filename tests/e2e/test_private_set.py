@@ -1,8 +1,9 @@
 """`video-arena build-cases --records` end to end on one cheap game: a folder of chess records (Deep Blue's six
-games from tests/fixtures/records/chess, four of which the rules refuse, and a built-in case's game written as
-another PGN) becomes a private set of one case, V_t from the real Stockfish; the tree generates and validates
-as a Harbor dataset, `run-a` answers it (a local server replying with its ground truth) and `score` scores it
-1.0 and says the table's cases are private."""
+games from tests/fixtures/records/chess, four of which the rules refuse) becomes a private set of one case, V_t
+from the real Stockfish (the worked example of docs/IMPORTING.md, "Private sets"); the tree generates and
+validates as a Harbor dataset, `run-a` answers it (a local server replying with its ground truth) and `score`
+scores it 1.0 and says the table's cases are private.  (A built-in case's match in such a folder, flagged as
+public, is tests/unit/test_private_sets.py's.)"""
 from __future__ import annotations
 
 import json
@@ -15,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from fixtures.openai_test_server import OpenAITestServer
-from fixtures.record_imports import assert_harbor_tasks_validate, builtin_chess_pgn, gts
+from fixtures.record_imports import assert_harbor_tasks_validate, gts
 
 pytestmark = pytest.mark.slow
 
 RECORDS = Path(__file__).resolve().parents[1] / "fixtures" / "records"
 EXE = str(Path(sys.executable).parent / "video-arena")
 ANSWER_FIELDS = ("t", "type", "actor", "where", "delta", "state")
-#: the seed whose pick of one case of the three that qualify is Deep Blue's game 2 (a private match)
+#: the seed whose pick of one case of the two that qualify is Deep Blue's game 2
 SEED = "4"
 
 
@@ -30,9 +31,8 @@ SEED = "4"
 def private_set(tmp_path_factory) -> tuple[Path, str]:
     tmp = tmp_path_factory.mktemp("private-set")
     folder = tmp / "records"
-    (folder / "club").mkdir(parents=True)
+    folder.mkdir()
     shutil.copyfile(RECORDS / "chess" / "kasparov-deep-blue-1997.pgn", folder / "kasparov-deep-blue-1997.pgn")
-    builtin_chess_pgn(folder / "club" / "club.pgn")
     tree = tmp / "private"
     env = {k: v for k, v in os.environ.items() if k not in ("VA_MEDIA_ROOT", "VA_TASKS_ROOT")}
     p = subprocess.run([EXE, "build-cases", "--records", str(folder), "--games", "chess", "--count", "1",
@@ -43,7 +43,10 @@ def private_set(tmp_path_factory) -> tuple[Path, str]:
 
 def test_the_private_set_is_the_seeds_pick_of_what_the_rules_take(private_set):
     tree, printed = private_set
-    assert "chess: 1 case(s) of the 3 pgn record(s) that qualify (2 file(s) read, 4 record(s) left out; seed 4)" in printed
+    assert "chess: 1 case(s) of the 2 pgn record(s) that qualify (1 file(s) read, 4 record(s) left out; seed 4)" in printed
+    # docs/IMPORTING.md shows what the command printed (the tree's path aside): the same lines
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "IMPORTING.md").read_text(encoding="utf-8")
+    assert printed.replace(str(tree), "~/va-private") in doc, printed
     (gt,) = gts(tree, "chess")
     src = gt["record"]["source"]
     assert (src["collection"], src["file"], src["game"]) == ("imported", "kasparov-deep-blue-1997.pgn", 2)

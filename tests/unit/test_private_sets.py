@@ -71,7 +71,7 @@ def test_a_private_record_is_not_flagged(tmp_path, capsys, no_engine):
     tree = tmp_path / "tree"
     assert run_import(tree, "chess", "pgn", [DEEP_BLUE], "GPL-3.0", "DeepBlu2") != 0    # two games qualify
     assert "choose one with --pick N" in capsys.readouterr().err and not tree.exists()
-    assert run_import(tree, "chess", "pgn", [DEEP_BLUE, "--pick", "2"], "GPL-3.0", "DeepBlu2") == 0
+    assert run_import(tree, "chess", "pgn", [DEEP_BLUE], "GPL-3.0", "DeepBlu2", pick=2) == 0
     (entry,) = TasksTree(tree).read_manifest("chess")["cases"]
     assert CO.PUBLIC_MATCH not in entry and "warning" not in capsys.readouterr().out
     assert TasksTree(tree).read_gt("chess", "DeepBlu2")["record"]["source"]["game"] == 2
@@ -129,7 +129,7 @@ def test_a_real_fitting_set_match_is_refused_by_import_cases(tmp_path, capsys):
                                         (3, "game 3: result '1/2-1/2' is not decisive"),
                                         (6, "game 6: 37 plies, outside the 40-140")])
 def test_pick_out_of_range_or_refused_is_one_line(tmp_path, capsys, pick, says):
-    assert run_import(tmp_path / "tree", "chess", "pgn", [DEEP_BLUE, "--pick", str(pick)], "x") == 2
+    assert run_import(tmp_path / "tree", "chess", "pgn", [DEEP_BLUE], "x", pick=pick) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and says in err and "nothing was written" in err, err
     assert not (tmp_path / "tree").exists()
@@ -257,3 +257,20 @@ def test_score_says_whether_a_tables_cases_are_public_private_or_mixed(tmp_path,
     assert "    gomoku: public (1 built-in (public))" in out
     rows = {r.split(",")[1]: r.split(",")[-1] for r in csv.read_text().splitlines()[1:]}
     assert rows == {"chess": "mixed", "go": "public", "gomoku": "public", "OVERALL": "mixed"}
+
+
+@pytest.mark.parametrize("game, n_matches", [("badminton", 1), ("chess", 1), ("doudizhu", 4), ("go", 1), ("gomoku", 1),
+                                             ("sc2", 3)])
+def test_a_folder_of_each_games_shipped_records_is_found_by_its_formats_endings(game, n_matches):
+    plugin = load_plugin(game)
+    (fmt, _), = load_definition(game).record_formats
+    groups = RS.record_groups(plugin, fmt, RECORDS / game)
+    assert len(groups) == n_matches, groups
+    if game == "badminton":      # one match: its set files and the match.csv and homography.csv beside its folder
+        assert sorted(f.name for f in groups[0]) == ["homography.csv", "match.csv", "set1.csv", "set2.csv"]
+        with pytest.raises(RecordRefused, match="in the V_t prior's fitting data"):   # read whole: a fitting match
+            RS.read_records(plugin, fmt, groups[0])
+
+
+def test_gfootball_dumps_are_found_by_the_dump_ending():
+    assert ".dump" in load_plugin("gfootball").record_file_suffixes("gfootball-dump")

@@ -147,11 +147,14 @@ class GamePlugin:
         return [self.record_from_files(fmt, paths)]
 
     #: The file-name endings of each record format (`build-cases --records DIR` finds a format's files by
-    #: them, in any case); a format not named here: "." and the format's name (".pgn", ".sgf").
+    #: them, in any case); a format not named here: "." and the format's name, or its last hyphenated word
+    #: (".pgn", ".sgf", ".sc2replay"; ".dump" for "gfootball-dump").
     record_suffixes: dict[str, tuple[str, ...]] = {}
 
     def record_file_suffixes(self, fmt: str) -> tuple[str, ...]:
-        return tuple(self.record_suffixes.get(fmt, (f".{fmt}",)))
+        if fmt in self.record_suffixes:
+            return tuple(self.record_suffixes[fmt])
+        return tuple(dict.fromkeys((f".{fmt}", f".{fmt.rsplit('-', 1)[-1]}")))
 
     def record_file_groups(self, fmt: str, files: list[Path]) -> list[list[Path]]:
         """The matches among a folder's record files of format `fmt` (in path order), each as the files
