@@ -257,6 +257,9 @@ def test_score_says_whether_a_tables_cases_are_public_private_or_mixed(tmp_path,
     assert "    gomoku: public (1 built-in (public))" in out
     rows = {r.split(",")[1]: r.split(",")[-1] for r in csv.read_text().splitlines()[1:]}
     assert rows == {"chess": "mixed", "go": "public", "gomoku": "public", "OVERALL": "mixed"}
+    assert score_cli.main([str(res), "--tasks-root", str(tasks), "--quiet", "--bootstrap", "0",
+                           "--no-verify-requests", "--report", "md"]) == 0
+    assert "- chess: mixed (1 built-in (public); 2 imported (private))" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("game, n_matches", [("badminton", 1), ("chess", 1), ("doudizhu", 4), ("go", 1), ("gomoku", 1),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena.core.results import REASONING_EFFORT
+from video_arena.core import case_origins as CO
 from video_arena.scoring import cells as SC
 from video_arena.scoring import statistics as SS
 
@@ -155,6 +156,8 @@ def markdown_report(systems: list[SS.SystemScore], comparison: dict[str, Any] | 
         if dropped:
             out += ["Dropped from the overall mean: " + "; ".join(f"{g} ({why})" for g, why in dropped.items()), ""]
         out += ["**Caveats** (counts of scored cells):", ""] + _caveat_table(s) + [""]
+        out += ["**Cases** (public: built-in matches a model may have seen; private: a user's own records):", ""]
+        out += [f"- {_esc(CO.origin_line(g, CO.origin_summary(CO.case_origins(s.tasks_root, g))))}" for g in s.games] + [""]
         out += ["**Conditions**:", ""] + _conditions(s) + [""]
     if comparison is not None:
         out += _compare(comparison)
