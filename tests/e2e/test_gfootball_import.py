@@ -31,7 +31,7 @@ def test_the_dump_is_a_case_with_the_goal_rate_models_values(imported):
     src, match = gt["record"]["source"], gt["record"]["match"]
     assert src["collection"] == "imported" and src["format"] == "gfootball-dump"
     assert match["first_step"] == 1 and (match["left_difficulty"], match["right_difficulty"]) == (1.0, 0.6)
-    assert gt["evaluator"]["method"] == "goal-rate model (no rollouts)"
+    assert gt["evaluator"]["method"] == "goal-rate model at equal strength (no rollouts)"
     (goal,) = [e for e in gt["events"] if e["type"] == "goal"]        # the match ended 1-0
     assert goal["actor"] == "left" and goal["delta"] == "up" and goal["v_after"] > goal["v_before"]
 

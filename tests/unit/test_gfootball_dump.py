@@ -93,9 +93,14 @@ def test_a_dump_is_the_built_in_match_it_holds(builtin, good_dump):
 
 
 def test_v_t_counts_the_steps_left_from_the_dumps_first_step(builtin, good_dump, monkeypatch):
+    """V_t is read at each event's video second; the dump starts one engine step later, so an event's frame
+    may come one frame earlier and V may differ by what one frame (STEPS_PER_FRAME steps) of time is worth:
+    at most a few 1e-4 here, never a goal's worth."""
     monkeypatch.setattr(type(PLUGIN), "fitting_keys", lambda self: frozenset())
     rec = PLUGIN.record_from_files(FMT, [good_dump])
-    assert PLUGIN.evaluate(rec)[1:] == pytest.approx(PLUGIN.evaluate(builtin["record"])[1:], abs=1e-12)
+    got, want = PLUGIN.evaluate(rec), PLUGIN.evaluate(builtin["record"])
+    assert len(got) == len(want) and got[0] == want[0]
+    assert got[1:] == pytest.approx(want[1:], abs=1e-3)
 
 
 def test_a_match_of_the_fitting_set_is_refused(good_dump, monkeypatch):

@@ -35,6 +35,8 @@ from video_arena.digests import sha256_hasher, sha256_text
 from video_arena.media.pacing import Schedule
 from video_arena.games.base import GamePlugin, Step
 from video_arena.games.gfootball import match_state as MS
+from video_arena.games.gfootball.goal_model import (  # noqa: F401  (GOAL_MODEL and the model's error: plugin names)
+    GOAL_MODEL, GFootballError, equal_rate, expected_result, load_goal_model)
 
 HERE = Path(__file__).resolve().parent
 COLLECTION = "gfootball-builtin-ai"
@@ -47,7 +49,6 @@ EXCLUDED: dict[str, str] = {}
 GFOOTBALL_DIR_ENV = "VIDEO_ARENA_GFOOTBALL_DIR"
 INSTALL_SCRIPT = paths.REPO_ROOT / "scripts" / "install-gfootball.sh"
 SIMULATE = HERE / "simulate.py"
-GOAL_MODEL = HERE / "data" / "goal_model.json"
 FITTING_KEYS = HERE / "data" / "fitting_keys.json"
 
 #: The built-in cases' V_t uses no rollouts (see `evaluate`); the engine run records the match only.
@@ -55,10 +56,6 @@ FITTING_KEYS = HERE / "data" / "fitting_keys.json"
 ROLLOUTS = 0
 HORIZON = 0
 ROLLOUT_SEED = 0
-
-
-class GFootballError(RuntimeError):
-    pass
 
 
 # -- the engine -------------------------------------------------------------------------------------
@@ -252,42 +249,6 @@ def final_score(record: dict[str, Any]) -> tuple[int, int]:
 
 
 # -- V_t ----------------------------------------------------------------------------------------------
-
-def load_goal_model() -> dict[str, Any]:
-    if not GOAL_MODEL.is_file():
-        raise GFootballError(f"{GOAL_MODEL} is missing: run `python -m video_arena.games.gfootball.calibrate`")
-    return json.loads(GOAL_MODEL.read_text(encoding="utf-8"))
-
-
-def equal_rate(model: dict[str, Any]) -> float:
-    """Goals per engine step of either team at equal strength: exp(a) of the goal-rate model (V_t's rate for both
-    teams: the picture does not show the AI difficulties that b weighs)."""
-    return math.exp(float(model["a"]))
-
-
-def _poisson(mu: float, kmax: int) -> list[float]:
-    p = [math.exp(-mu)]
-    for k in range(1, kmax + 1):
-        p.append(p[-1] * mu / k)
-    return p
-
-
-def expected_result(goal_diff: int, steps_left: int, rate_left: float, rate_right: float) -> float:
-    """Left's expected result (win 1, draw 0.5) when the goals still to come are independent Poisson."""
-    if steps_left <= 0:
-        return 1.0 if goal_diff > 0 else 0.0 if goal_diff < 0 else 0.5
-    kmax = 25
-    pl, pr = _poisson(rate_left * steps_left, kmax), _poisson(rate_right * steps_left, kmax)
-    win = draw = 0.0
-    for i, a in enumerate(pl):
-        for j, b in enumerate(pr):
-            d = goal_diff + i - j
-            if d > 0:
-                win += a * b
-            elif d == 0:
-                draw += a * b
-    return min(1.0, max(0.0, win + 0.5 * draw))
-
 
 # -- rendering ----------------------------------------------------------------------------------------
 
