@@ -73,6 +73,9 @@ SYSTEMS = [  # (folder, label, protocol)
 
 #: the systems whose answers are written directly (write_cell), not by a runner making requests
 WRITTEN_DIRECTLY = ("oracle", "nop", "grid-ceiling")
+#: the folders whose records no runner wrote (no request made, no prompt delivered): only the answer's digest
+#: is asked of them
+NO_RUNNER = (*WRITTEN_DIRECTLY, V.FOLDER)
 
 
 class BaselinesError(RuntimeError):
@@ -608,8 +611,8 @@ def _main(args) -> int:
             # answers written directly (no request was made) have no request to rebuild; the run-a
             # baselines (chance-a, majority-a) are verified like any Protocol A results folder
             scores[folder] = score_results(out / folder, tasks_root, progress=False, label=folder,
-                                           verify_requests=folder not in WRITTEN_DIRECTLY,
-                                           runner_records=folder not in WRITTEN_DIRECTLY)
+                                           verify_requests=folder not in NO_RUNNER,
+                                           runner_records=folder not in NO_RUNNER)
             check_reportable(folder, scores[folder])
     pictures = {}
     if "perception-b" in scores:

@@ -16,6 +16,7 @@ this module and the judge. Nothing here names a game: a game gains its rows by h
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import resource
@@ -31,6 +32,7 @@ from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.core.judge_loader import load_judge
 from video_arena.core.tasks import TasksTree
+from video_arena.digests import sha256_file
 from video_arena.games import base as GB
 from video_arena.games import pixel_reader as PX
 from video_arena.games import readers as RD
@@ -38,6 +40,8 @@ from video_arena.games import readers as RD
 FOLDER = "visible-ceiling"
 #: the cell's file of what the reader recovered and the values made of it
 VISIBLE_FILE = "visible.json"
+#: the files of a game's folder that make its visible values (code, fitted models, the game definition)
+GAME_FILE_SUFFIXES = (".py", ".json", ".toml")
 
 
 class VisibleError(RuntimeError):
@@ -51,7 +55,11 @@ def system_digests(games: list[str]) -> dict[str, str]:
     for g in games:
         plugin = GB.load_plugin(g)
         params = {"system": FOLDER, "evaluator": plugin.evaluator() if plugin else None}
-        out[g] = CI.system_digest([*RD.source_files(g), here, here.with_name("run.py")], params)
+        # the game's own code and data too: its plugin's visible_values and the model they use make the values
+        game_dir = Path(inspect.getfile(type(plugin))).parent if plugin else None
+        game_files = sorted(f for f in game_dir.rglob("*") if f.is_file() and f.suffix in GAME_FILE_SUFFIXES
+                            and "__pycache__" not in f.parts) if game_dir else []
+        out[g] = CI.system_digest([*RD.source_files(g), *game_files, here, here.with_name("run.py")], params)
     return out
 
 
@@ -99,9 +107,10 @@ def case_cell(out: str, tasks_root: str, media_root: str, game: str, case_id: st
     safe_io.write_json_atomic(d / VISIBLE_FILE, {"features": features, "values": values})
     safe_io.write_bytes_atomic(d / "logs" / "reader.log", "".join(f"{line}\n" for line in log_lines).encode())
     (d / "logs" / "reader-answer.json").unlink(missing_ok=True)
-    R.write_answer(d, answer)
+    path = R.write_answer(d, answer)
+    # the answer's digest, as every runner records it (the scorer judges only the bytes a record names)
     R.write_run(d, R.RunRecord(protocol="B", model=FOLDER, game=game, case_id=case_id, stop_reason="completed",
-                               answer_state="wrote", n_rows=len(answer["events"]),
+                               answer_state="wrote", n_rows=len(answer["events"]), answer_sha256=sha256_file(path),
                                extras={"reader_cpu_s": round(cpu, 2)}))
     return game, case_id, cpu
 
