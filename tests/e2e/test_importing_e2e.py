@@ -22,6 +22,9 @@ from video_arena import paths
 from video_arena.core.tasks import load_cases
 from video_arena.importing import cli as import_cli
 from video_arena.core.judge_loader import load_judge
+from video_arena.digests import sha256_bytes
+
+from scoring_helpers import runner_digests
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("no_tasks_env")]
 
@@ -328,10 +331,13 @@ def test_toolkit_on_the_imported_tree(tree, tmp_path, capsys):
             cell = res / game / c["case_id"]
             cell.mkdir(parents=True)
             gt = J.load_gt(tree / game / "gt" / f"{c['case_id']}.json")
-            (cell / "answer.json").write_text(json.dumps(J.oracle_answer(gt)))
+            answer = json.dumps(J.oracle_answer(gt)).encode()
+            (cell / "answer.json").write_bytes(answer)
+            # a record as run-b writes it: every digest it always writes (stand-ins but the answer's own)
             (cell / "run.json").write_text(json.dumps({"protocol": "B", "model": "oracle", "game": game,
                                                        "case_id": c["case_id"], "stop_reason": "completed",
-                                                       "answer_state": "wrote"}))
+                                                       "answer_state": "wrote", **runner_digests("B"),
+                                                       "answer_sha256": sha256_bytes(answer)}))
     capsys.readouterr()
     assert score_cli.main([str(res), "--tasks-root", str(tree), "--bootstrap", "0", "--quiet"]) == 0
     out = capsys.readouterr().out
