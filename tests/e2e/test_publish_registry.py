@@ -186,13 +186,15 @@ def test_killed_job_resumes_with_every_trial_scored_once(published, clean_oracle
 def test_podman_runs_copy_mode_oracle_nop_and_has_no_network(podman_image, tmp_path):
     from video_arena.harbor.oracle_check import main as oracle_check
 
+    # Protocol B only: the sandbox protocol is the one whose agent runs in the container; Protocol A's
+    # tasks differ from B's in their files, not in what the runtime does with them (Docker runs both)
     rc = oracle_check(["--env", "podman", "--tasks-root", str(TREE), "--limit", "1", "--image", podman_image,
-                       "--work", str(tmp_path), "--no-progress", "-n", "2"])
+                       "--work", str(tmp_path), "--no-progress", "-n", "2", "--protocols", "B"])
     assert rc == 0
     configs = [json.loads(p.read_text()) for p in (tmp_path / "jobs").glob("*/config.json")]
-    assert len(configs) == 5  # {A, B} x {oracle, nop} + the network probe
+    assert len(configs) == 3  # B x {oracle, nop} + the network probe
     assert all(c["environment"]["type"] == "podman" for c in configs)
     probes = list((tmp_path / "jobs").glob("va-netprobe-*/*/agent/netprobe.json"))
     assert len(probes) == 1 and json.loads(probes[0].read_text())["offline"] is True
-    datasets = [json.loads((tmp_path / f"dataset-{p}" / S.DATASET_MARKER).read_text()) for p in ("a", "b")]
-    assert [d["media"] for d in datasets] == ["copy", "copy"]
+    assert not (tmp_path / "dataset-a").exists()
+    assert json.loads((tmp_path / "dataset-b" / S.DATASET_MARKER).read_text())["media"] == "copy"
