@@ -463,3 +463,14 @@ def test_more_native_runs_than_jobs_is_one_line(tmp_path, capsys):
     rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo"), "--parity", str(native)],
                           capsys)
     _one_line(rc, err)
+
+
+@pytest.mark.parametrize("cpus, override", [(2, " --override-cpus 2"), (64, "")])
+def test_the_printed_next_command_runs_on_the_host_it_was_printed_on(tmp_path, capsys, monkeypatch, cpus, override):
+    """A task asks for S.CPUS CPUs; on a smaller host Docker refuses the trial unless Harbor overrides them."""
+    ds = _dataset(tmp_path)
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    rc, out, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo")], capsys)
+    assert rc == 0, err
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("next: harbor run ")]
+    assert line.endswith(" -a oracle" + override), line

@@ -257,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
               f"Harbor {p['mean_harbor']:.4f}, difference {p['mean_difference_harbor_minus_native']:+.4f} "
               f"{p['difference_ci95']}: {'matching' if p['matching'] else 'NOT matching'}")
     print(f"next: harbor run -d {r.name}@{r.version} --registry-path {r.repo / REGISTRY_FILE} -a oracle"
+          + "".join(f" {a}" for a in S.cpu_override_args())   # a command that runs on the host it ran on
           + ("" if r.git_url.startswith("file://") else f"  (after pushing {r.repo} to {r.git_url})"))
     return 0
 

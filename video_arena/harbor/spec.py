@@ -5,6 +5,7 @@ Both sides import this module, so a budget or a mode is stated once.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,3 +101,12 @@ def compose_needed(media: str, net: str) -> bool:
     --net docker, where `network_mode: none` is the only isolation; strict and phase copy-mode tasks
     are Dockerfile-only, which is what Harbor's cloud environments accept."""
     return media == "mount" or net == "docker"
+
+
+def cpu_override_args() -> list[str]:
+    """Harbor's CPU override for this host: Docker refuses a CPU limit above the host's count ("Range of CPUs
+    is from 0.01 to 2.00"), so on a host with fewer CPUs than a task asks for (CPUS) a trial runs with
+    --override-cpus (oracle and nop do not depend on it; for model runs it is a different budget, see
+    docs/HARBOR.md).  Every command the toolkit runs or prints for this host carries it."""
+    n = os.cpu_count() or 1
+    return ["--override-cpus", str(n)] if n < CPUS else []
