@@ -1,7 +1,8 @@
 """A user's match in ShuttleSet's layout as a case (`import-cases --game badminton --shuttleset FILE ...`): the
 reader agrees with the files' own fields, a built-in case's own files import with that case's key, record and
-V_t, a match of the prior's fitting data is refused (tests/fixtures/records/badminton), and every bad file is
-one line, exit 2, nothing written."""
+V_t, the match held out of every fitting set imports as a private case, a match of the prior's fitting data is
+refused (both real ShuttleSet22 matches: tests/fixtures/records/badminton), and every bad file is one line,
+exit 2, nothing written."""
 from __future__ import annotations
 
 import csv
@@ -20,7 +21,8 @@ from video_arena.games.badminton import shuttleset as S
 from video_arena.importing import cli as import_cli
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "records" / "badminton" / "set"
-VIDEO = "CHEN_Yu_Fei_PUSARLA_V._Sindhu_Thailand_Open_2022_SemiFinals"
+VIDEO = "CHEN_Yu_Fei_PUSARLA_V._Sindhu_Thailand_Open_2022_SemiFinals"              # held out (records.HELD_OUT)
+FITTING = "Viktor_AXELSEN_Anthony_Sinisuka_GINTING_DAIHATSU_INDONESIA_MASTERS_2022_Semifinals"   # in the prior's data
 
 
 def files(root: Path, video: str = VIDEO, sets: int = 2) -> list[Path]:
@@ -42,7 +44,7 @@ def test_the_reader_agrees_with_the_files_own_fields():
     order with their hitters and frames, the score after it is its last row's roundscore_A/B, its end label
     its last row's lose_reason; the players are match.csv's winner and loser, the games the set files."""
     rec = S.record_from_files(files(FIXTURE))
-    meta = _rows(FIXTURE / "match.csv")[0]
+    meta = next(r for r in _rows(FIXTURE / "match.csv") if r["video"] == VIDEO)
     a_is_winner = rec["match"]["player_a"] == meta["winner"]
     assert {rec["match"]["player_a"], rec["match"]["player_b"]} == {meta["winner"], meta["loser"]}
     side = {"A": "a" if a_is_winner else "b", "B": "b" if a_is_winner else "a"}
@@ -88,8 +90,11 @@ def test_a_built_in_cases_own_files_import_with_its_key_record_and_values(tmp_pa
 def test_the_fitting_keys_are_the_prior_tables_matches_that_are_no_built_in_case():
     table = {m.key for m in R.read_rallies()}
     fitting = P.PLUGIN.fitting_keys()
-    assert len(table) == 94 and len(fitting) == 74 and fitting == table - P.case_keys()
-    assert R.match_key(VIDEO) in fitting
+    assert len(table) == 93 and len(fitting) == 73 and fitting == table - P.case_keys()
+    assert R.match_key(FITTING) in fitting
+    # the held-out match is in no fitting set and no built-in case, though the selection pool lists it
+    assert set(R.HELD_OUT) == {R.match_key(VIDEO)} and not set(R.HELD_OUT) & (table | P.case_keys())
+    assert R.match_key(VIDEO) in {R.match_key(e.folder) for e in R.read_pool()}
     gts = _case_gts()
     if gts:
         assert {P.PLUGIN.match_key(g["record"]) for g in gts} == P.case_keys()
@@ -97,11 +102,30 @@ def test_the_fitting_keys_are_the_prior_tables_matches_that_are_no_built_in_case
 
 def test_a_match_from_outside_the_table_takes_a_prior_fitted_on_every_match():
     rec = S.record_from_files(files(FIXTURE))
-    rec["source"]["folder"] = "a_match_of_my_own"          # as if the same rallies were another match
-    vm = P.with_value_model(rec, in_table=False)["value_model"]
-    assert vm["fitted_on"].startswith("the 94 other matches")
+    vm = P.PLUGIN.record_from_files("shuttleset", files(FIXTURE))["value_model"]
+    assert vm == P.with_value_model(rec, in_table=False)["value_model"]
+    assert vm["fitted_on"].startswith("the 93 other matches")
     with pytest.raises(R.RecordError, match="need none"):
-        P.with_value_model(S.record_from_files(files(FIXTURE)), in_table=False)
+        P.with_value_model(S.record_from_files(files(FIXTURE, FITTING)), in_table=False)
+
+
+def test_the_held_out_match_imports_as_a_private_case(tmp_path, capsys):
+    """A real match no shipped model has seen: one case, its events a row per rally and per game, its V_t from
+    the prior fitted on every match of the table, updated by its own rallies so far (the first value is the
+    priors' alone)."""
+    tree = tmp_path / "tree"
+    rc = import_cli.main(["--tasks-root", str(tree), "--game", "badminton", "--shuttleset", *map(str, files(FIXTURE)),
+                          "--licence", "MIT (ShuttleSet22, CoachAI-Projects)"])
+    assert rc == 0, capsys.readouterr().err
+    (gt_path,) = (tree / "badminton" / "gt").glob("*.json")
+    gt = json.loads(gt_path.read_text(encoding="utf-8"))
+    rallies = sum(len({r["rally"] for r in _rows(FIXTURE / VIDEO / f"set{g}.csv")}) for g in (1, 2))
+    assert rallies == 75 and len(gt["events"]) == rallies + 2
+    assert [e["type"] for e in gt["events"]].count("game") == 2
+    assert gt["record"]["source"]["format"] == "shuttleset"
+    assert "public_match" not in (tree / "badminton" / "manifest.json").read_text(encoding="utf-8")   # not built-in
+    assert gt["record"]["value_model"]["fitted_on"].startswith("the 93 other matches")
+    assert gt["v_series"][0][1] == round(P.PLUGIN.evaluate(gt["record"])[0], 4)
 
 
 # -- the import command: every refusal one line, exit 2, nothing written --------------------------------------
@@ -133,7 +157,7 @@ def _refused(tmp_path, capsys, paths_, *needles):
 
 
 def test_a_match_of_the_priors_fitting_data_is_refused(tmp_path, capsys):
-    _refused(tmp_path, capsys, files(FIXTURE), VIDEO, "is in the V_t prior's fitting data")
+    _refused(tmp_path, capsys, files(FIXTURE, FITTING), FITTING, "is in the V_t prior's fitting data")
 
 
 def _last_rallies_dropped(rows):

@@ -262,17 +262,20 @@ def test_score_says_whether_a_tables_cases_are_public_private_or_mixed(tmp_path,
     assert "- chess: mixed (1 built-in (public); 2 imported (private))" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("game, n_matches", [("badminton", 1), ("chess", 1), ("doudizhu", 4), ("go", 1), ("gomoku", 1),
+@pytest.mark.parametrize("game, n_matches", [("badminton", 2), ("chess", 1), ("doudizhu", 4), ("go", 1), ("gomoku", 1),
                                              ("sc2", 3)])
 def test_a_folder_of_each_games_shipped_records_is_found_by_its_formats_endings(game, n_matches):
     plugin = load_plugin(game)
     (fmt, _), = load_definition(game).record_formats
     groups = RS.record_groups(plugin, fmt, RECORDS / game)
     assert len(groups) == n_matches, groups
-    if game == "badminton":      # one match: its set files and the match.csv and homography.csv beside its folder
-        assert sorted(f.name for f in groups[0]) == ["homography.csv", "match.csv", "set1.csv", "set2.csv"]
+    if game == "badminton":      # a match: its set files and the match.csv and homography.csv beside its folder
+        assert all(sorted(f.name for f in g) == ["homography.csv", "match.csv", "set1.csv", "set2.csv"] for g in groups)
+        assert [g[0].parent.name[:6] for g in groups] == ["CHEN_Y", "Viktor"]
+        (record,) = RS.read_records(plugin, fmt, groups[0])     # the held-out match: no model has seen it
+        assert record["value_model"]["fitted_on"].startswith("the 93 other matches")
         with pytest.raises(RecordRefused, match="in the V_t prior's fitting data"):   # read whole: a fitting match
-            RS.read_records(plugin, fmt, groups[0])
+            RS.read_records(plugin, fmt, groups[1])
 
 
 def test_gfootball_dumps_are_found_by_the_dump_ending():

@@ -376,6 +376,16 @@ POOL_FIELDS = ("collection", "folder", "event", "year", "games", "rallies", "pro
 RALLIES_FILE = DATA_DIR / "rallies.csv"
 RALLIES_FIELDS = ("collection", "folder", "player_a", "player_b", "rallies")
 
+#: Matches of the collections kept out of data/rallies.csv (so out of V_t's prior and of every fitting set),
+#: by match key, with the reason: a real match of the collections that no shipped model has seen, so a user's
+#: import of ShuttleSet files can be shown end to end on a record that is not the project's (the tests ship it:
+#: tests/fixtures/records/badminton).  It stays in data/pool.csv (the built-in selection, which never chose it).
+HELD_OUT = {
+    "chenyufeipusarlavsindhuthailandopen2022semifinals":
+        "ShuttleSet22's CHEN Yufei v PUSARLA V. Sindhu, Thailand Open 2022 semi-final: the private record the "
+        "tests import (tests/fixtures/records/badminton)",
+}
+
 
 @dataclass(frozen=True)
 class MatchRallies:
@@ -441,7 +451,8 @@ def scan_pool(base: Path) -> tuple[list[PoolEntry], list[MatchRallies]]:
             seen.add(key)
             try:
                 rec = read_match(collection, folder, base)
-                rallies.append(match_rallies(rec))
+                if key not in HELD_OUT:
+                    rallies.append(match_rallies(rec))
                 probs = problems(rec)
                 dc = meta.get("downcourt", "")
                 if dc != "":

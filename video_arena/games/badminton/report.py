@@ -7,6 +7,7 @@ winner, and the delta/state class shares per candidate band with the band the ru
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -36,11 +37,13 @@ BANDS = (0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.08, 0.1)
 
 
 def class_shares(pairs: list[tuple[float, float]], band: float) -> tuple[Counter, Counter]:
-    """(delta, state) class counts of (v_before, v_after) rows at this band (the judge's rules)."""
+    """(delta, state) class counts of (v_before, v_after) rows at this band: the game definition's own rules
+    (`delta_of`, `state_of`, which label the ground truth), at another band."""
+    rules = dataclasses.replace(load_game("badminton"), band=band)
     delta, state = Counter(), Counter()
     for vb, va in pairs:
-        delta["up" if va - vb > band else "down" if vb - va > band else "flat"] += 1
-        state["player_a" if va > 0.5 + band else "player_b" if va < 0.5 - band else "even"] += 1
+        delta[rules.delta_of(vb, va)] += 1
+        state[rules.state_of(va)] += 1
     return delta, state
 
 
