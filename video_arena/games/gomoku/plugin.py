@@ -227,7 +227,8 @@ class GomokuPlugin(OneMatchPerFile, GamePlugin):
 
     def evaluator(self) -> dict[str, Any]:
         return {"engine": ENGINE_VERSION, "method": "playouts", "playouts": N_PLAYOUTS,
-                "policy": E.ROLLOUT_POLICY.spec(), "seeding": f"playout k uses seed ({PLAYOUT_SEED}, k) at every position of every game"}
+                "policy": E.ROLLOUT_POLICY.spec(),
+                "seeding": f"playout k uses seed ({PLAYOUT_SEED}, k) at every position of every game"}
 
     # -- what the video shows --
     def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
