@@ -147,7 +147,10 @@ def test_baselines_command_writes_the_doc_for_one_case(tmp_path: Path, media_roo
     assert "| 1.000 [1.000, 1.000] (n=1) |" in row("visible ceiling")
     n_gt = len(J.load_gt(TASKS / "gomoku" / "gt" / f"{_first('gomoku')}.json")["events"])
     assert f"| gomoku | all | {n_gt} | 1.000 | 1.000 |" in doc
-    assert "- gomoku: the seeds of the 64 playouts" in doc
+    assert "- gomoku: nothing: V_t is a function of the position" in doc
+    for section in ("T2", "T3"):     # nothing of V_t is hidden: a perfect read's V_t is the ground truth's
+        part = doc.split(f"## {section} ", 1)[1].split("\n## ", 1)[0]
+        assert "| 1.000 [1.000, 1.000] (n=1) |" in re.search(r"^\| visible ceiling \|.*$", part, re.M).group(0)
     assert len(re.findall(r"^\| (chance|majority) \| [AB] \|.*\(n=1\)", t1, re.M)) == 4
     assert (tmp_path / "pics" / "perception-gomoku.png").stat().st_size > 1000
     # chance and majority are reproducible: a second run (forced) writes the same doc

@@ -163,7 +163,17 @@ def test_evaluate_is_the_playout_value_of_each_position(record, monkeypatch):
     assert values == PLUGIN.evaluate(short)
     trace = [(s, "pass" if c == "" else c) for s, c in record["plays"]]
     g = E.replay_game(record["deal_seed"], trace, upto=5)
-    assert values[5] == E.rollout_value(g, 3, record["deal_seed"], plugin_module.EPSILON)
+    assert values[5] == E.rollout_value(g, 3, plugin_module.PLAYOUT_SEED, plugin_module.EPSILON)
+
+
+def test_a_watchers_v_t_of_the_table_read_exactly_is_v_t(record, monkeypatch):
+    """V_t is a function of what the table shows (every hand, the turns seen; no deal's seed, no suit): the
+    visible V_t of the states `visible_features` gives, the table read exactly, is `evaluate`'s to the digit."""
+    import video_arena.games.doudizhu.plugin as plugin_module
+
+    monkeypatch.setattr(plugin_module, "N_PLAYOUTS", 6)
+    short = dict(record, plays=record["plays"][:10])
+    assert PLUGIN.visible_values(PLUGIN.visible_features(short), {}) == PLUGIN.evaluate(short)
 
 
 def test_render_is_deterministic_and_shows_each_play(record):
@@ -201,5 +211,6 @@ def test_selection_is_seeded_balanced_and_filtered(monkeypatch):
     assert len({r["source"]["id"] for r in recs}) == 4
     for r in recs:
         assert len(r["plays"]) >= plugin_module.MIN_PLAYS
+        # the opening balance the built-in selection checks: seeded by the deal (so the selection stays the same)
         v0 = E.rollout_value(E.new_game(r["deal_seed"]), 4, r["deal_seed"], plugin_module.EPSILON)
         assert plugin_module.V0_RANGE[0] <= v0 <= plugin_module.V0_RANGE[1]

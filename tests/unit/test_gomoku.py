@@ -8,7 +8,7 @@ import random
 import pytest
 
 from video_arena.games.gomoku import engine as E
-from video_arena.games.gomoku.plugin import PLUGIN, classify, draw_moves, make_record
+from video_arena.games.gomoku.plugin import PLAYOUT_SEED, PLUGIN, classify, draw_moves, make_record
 
 
 def play_points(board: E.Board, points: list[tuple[int, int]]) -> None:
@@ -238,8 +238,16 @@ def test_record_is_reproducible_and_evaluate_matches_playouts(cheap_engines):
     b = E.Board()
     for name in short["moves"]:
         b.play(E.idx_of(*E.parse_coord(name)))
-    assert values[-1] == E.rollout_value(b, 2, rec["seed"])
+    assert values[-1] == E.rollout_value(b, 2, PLAYOUT_SEED)
     assert values == PLUGIN.evaluate(short)
+
+
+def test_a_watchers_v_t_of_the_board_read_exactly_is_v_t(cheap_engines):
+    """V_t is a function of the position (no record's seed): the visible V_t of the boards `visible_features`
+    gives, each read exactly, is `evaluate`'s to the digit."""
+    rec = dict(make_record(1234, a_is_black=True), result="draw")
+    short = dict(rec, moves=rec["moves"][:8])
+    assert PLUGIN.visible_values(PLUGIN.visible_features(short), {}) == PLUGIN.evaluate(short)
 
 
 # -- rendering and pacing -------------------------------------------------------------------------------

@@ -6,6 +6,10 @@ Seats: rlcard's player 0 is the landlord (20 cards incl. the 3 extra cards), pla
 landlord and player 2 after player 1.  The table puts the landlord at the bottom, player 1 on the
 right and player 2 on the left (play goes counter-clockwise: bottom, right, left), so the sides are
 `landlord`, `peasant_right`, `peasant_left`.
+
+V_t is a function of the state the table shows: playout k uses the seed (PLAYOUT_SEED, k) at every position
+of every deal, so a watcher who reads the hands and the turns exactly computes V_t to the digit
+(`visible_values`).
 """
 from __future__ import annotations
 
@@ -29,9 +33,13 @@ EPSILON = 0.25
 EVALUATOR_VERSION = "video-arena-doudizhu-playouts/1"
 COLLECTION = "rlcard doudizhu rule-agent self-play"
 MIN_PLAYS = 24
-#: Deals are kept only when the landlord's chance at the start (V_0, the same playouts as V_t) lies in
-#: this range: a deal the cards alone decide makes a match whose V_t never moves.
+#: Deals are kept only when the landlord's chance at the start (the opening balance: V_0 for an imported
+#: deal; see `balance_seed` for the built-in selection's) lies in this range: a deal the cards alone decide
+#: makes a match whose V_t never moves.
 V0_RANGE = (0.2, 0.8)
+#: The playouts' seed: playout k uses (PLAYOUT_SEED, k) at every position of every deal (common random
+#: numbers), so V_t depends on the state alone (every hand face up, the turns seen), not on any deal's seed
+PLAYOUT_SEED = 0
 
 # -- rendering geometry (1280 x 720) -------------------------------------------------------------------
 WIDTH, HEIGHT = 1280, 720
@@ -48,9 +56,6 @@ RANK_LABEL = {"T": "10"}
 # play areas: (centre x, top y, max width)
 PLAY_AREA = {0: (640, 448, 760), 1: (900, 250, 440), 2: (380, 250, 440)}
 BOTTOM_Y = 16
-#: The playouts' seed of the visible V_t: V_t's own seed (the deal's) is nowhere in the picture, so a
-#: watcher runs the same playouts with seeds of its own
-VISIBLE_SEED = 0
 
 
 def deal_seed(seed: int, k: int) -> int:
@@ -83,9 +88,11 @@ def start_game(record: dict[str, Any]):
     return E.game_from_hands(record["hands"], record["bottom"] or record["hands"][0][-3:])
 
 
-def playout_seed(record: dict[str, Any]) -> int:
-    """The seed of V_t's playouts: a built-in record's deal seed, an imported record's own (from its match key)."""
-    return record["deal_seed"] if record.get("deal_seed") is not None else record["playout_seed"]
+def balance_seed(record: dict[str, Any]) -> int:
+    """The seed of the opening-balance check's playouts (`rule_refusal`; V_t's own are seeded by PLAYOUT_SEED):
+    a built-in deal's own deal seed, the estimate the built-in selection was made with (so the selection stays
+    the same deals), and for an imported deal PLAYOUT_SEED, which makes the check V_0 itself."""
+    return record["deal_seed"] if record.get("deal_seed") is not None else PLAYOUT_SEED
 
 
 def rl_spelling(game, action: str) -> str:
@@ -128,10 +135,10 @@ def played(record: dict[str, Any], label: str = ""):
 def rule_refusal(record: dict[str, Any]) -> str:
     """The built-in selection's rules of a played deal (the one copy: `select_records` and `refusal` use it):
     "" when the deal can be a case, else one line why not.  At least MIN_PLAYS turns; the landlord's chance at
-    the deal (V_0, the playouts of V_t) within V0_RANGE."""
+    the deal (V_t's playouts from the deal, seeded by `balance_seed`) within V0_RANGE."""
     if len(record["plays"]) < MIN_PLAYS:
         return f"the deal lasts {len(record['plays'])} turns, fewer than the {MIN_PLAYS} a case needs"
-    v0 = E.rollout_value(start_game(record), N_PLAYOUTS, playout_seed(record), EPSILON)
+    v0 = E.rollout_value(start_game(record), N_PLAYOUTS, balance_seed(record), EPSILON)
     if not V0_RANGE[0] <= v0 <= V0_RANGE[1]:
         return (f"the landlord's chance at the deal is {v0:.2f}, outside {list(V0_RANGE)}: the cards alone decide "
                 "it, so V_t would barely move")
@@ -328,7 +335,7 @@ class DoudizhuPlugin(GamePlugin):
 
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
-        game, seed = start_game(record), playout_seed(record)
+        game, seed = start_game(record), PLAYOUT_SEED
         n = len(record["plays"]) + 1
         out = [E.rollout_value(game, N_PLAYOUTS, seed, EPSILON)]
         if progress:
@@ -356,10 +363,9 @@ class DoudizhuPlugin(GamePlugin):
         hands, bottom, plays = showdown.deal_of(path.name, doc)
         record = {"source": {"collection": "imported", "format": fmt, "id": "",
                              "record_files": [{"name": path.name, "sha256": sha}]},
-                  "playout_seed": 0, "hands": hands, "bottom": bottom, "plays": plays, "winner": ""}
+                  "hands": hands, "bottom": bottom, "plays": plays, "winner": ""}
         key = self.match_key(record)
         record["source"]["id"] = f"doudizhu-{key[:16]}"
-        record["playout_seed"] = derived_int(f"doudizhu/import/{key}")
         _, game = played(record, label=path.name)
         record["winner"] = "landlord" if game.winner_id == E.LANDLORD else "peasants"
         return record
@@ -381,7 +387,7 @@ class DoudizhuPlugin(GamePlugin):
     def evaluator(self) -> dict[str, Any]:
         return {"engine": EVALUATOR_VERSION, "rlcard": "1.2.0", "method": "playouts", "playouts": N_PLAYOUTS,
                 "policy": "DouDizhuRuleAgentV1 (port) for all seats", "epsilon": EPSILON,
-                "seeding": "playout k uses seed (deal seed, k) at every position"}
+                "seeding": f"playout k uses seed ({PLAYOUT_SEED}, k) at every position of every deal"}
 
     # -- what the video shows --
     def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -399,14 +405,11 @@ class DoudizhuPlugin(GamePlugin):
         return out
 
     def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
-        """The playouts of `evaluate` from the state the table shows (every hand is face up, and the turns
-        seen so far give the trick on the table), seeded with VISIBLE_SEED instead of the deal's seed, which
-        the picture does not show: V_t itself when the read is right and the seed is V_t's."""
-        return self.playout_values(features, VISIBLE_SEED)
-
-    def playout_values(self, features: list[dict[str, Any]], seed: int) -> list[float]:
-        """V before the first turn and after each; from a turn the game cannot follow (a read that is not a
+        """The playouts of `evaluate`, seeded as V_t's are, from the state the table shows (every hand is face
+        up, and the turns seen so far give the trick on the table): V_t itself when the read is right.
+        V before the first turn and after each; from a turn the game cannot follow (a read that is not a
         legal turn of the seat to play) on, the value stays the last one computed."""
+        seed = PLAYOUT_SEED
         values = [0.5] * (len(features) + 1)
         turns = visible_turns(features)
         if not turns:
@@ -455,7 +458,8 @@ class DoudizhuPlugin(GamePlugin):
                       "by rlcard's DouDizhuRuleAgentV1 at all three seats (decision-for-decision port in "
                       "video_arena/games/doudizhu/engine.py; its random fallback seeded, legal actions sorted)",
             "licence": "Apache-2.0 (generated by this project); rlcard: MIT",
-            "selection": f"deals whose starting V_t lies in {list(V0_RANGE)} and that last at least {MIN_PLAYS} "
+            "selection": f"deals whose opening balance (V_t's playouts from the deal, seeded by the deal seed) lies in "
+                         f"{list(V0_RANGE)} and that last at least {MIN_PLAYS} "
                          "plays (passes included), half won by the landlord and half by the peasants; deal seeds "
                          "derived from the build seed, taken in order",
             "engine": "rlcard 1.2.0",

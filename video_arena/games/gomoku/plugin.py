@@ -8,6 +8,9 @@ within two lines of the centre (a seeded opening, so games differ).  The selecti
 games of MIN_MOVES..MAX_MOVES moves (seeds that give a shorter or longer game are skipped,
 deterministically).  A user's Piskvork / Gomocup .psq game file becomes a record of the same shape
 (psq.py: `import-cases --psq`); both paths keep to the game's rules, `rules_refusal`.
+
+V_t is a function of the position alone: playout k uses the seed (PLAYOUT_SEED, k) at every position of
+every game, so a watcher who reads the board exactly computes V_t to the digit (`visible_values`).
 """
 from __future__ import annotations
 
@@ -33,9 +36,9 @@ MIN_MOVES, MAX_MOVES = 25, 150
 N_PLAYOUTS = 64
 COLLECTION = "video-arena gomoku engine self-play"
 ACTOR = {E.BLACK: "black", E.WHITE: "white"}
-#: The playouts' seed of the visible V_t: V_t's own seed (the record's) is nowhere in the picture, so a
-#: watcher runs the same playouts with seeds of its own
-VISIBLE_SEED = 0
+#: The playouts' seed: playout k uses (PLAYOUT_SEED, k) at every position of every game (common random
+#: numbers), so V_t depends on the position alone, all of it on the board; no record's seed takes part
+PLAYOUT_SEED = 0
 
 # -- rendering geometry (504 x 504) --------------------------------------------------------------------
 RENDER = 504
@@ -214,7 +217,7 @@ class GomokuPlugin(OneMatchPerFile, GamePlugin):
         n = len(record["moves"]) + 1
         out = []
         for k, board in enumerate(boards(record)):
-            out.append(E.rollout_value(board, N_PLAYOUTS, record["seed"]))
+            out.append(E.rollout_value(board, N_PLAYOUTS, PLAYOUT_SEED))
             if progress:
                 progress(k + 1, n)
         return out
@@ -224,7 +227,8 @@ class GomokuPlugin(OneMatchPerFile, GamePlugin):
 
     def evaluator(self) -> dict[str, Any]:
         return {"engine": ENGINE_VERSION, "method": "playouts", "playouts": N_PLAYOUTS,
-                "policy": E.ROLLOUT_POLICY.spec(), "seeding": "playout k uses seed (record seed, k) at every position"}
+                "policy": E.ROLLOUT_POLICY.spec(),
+                "seeding": f"playout k uses seed ({PLAYOUT_SEED}, k) at every position of every game"}
 
     # -- what the video shows --
     def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -234,20 +238,16 @@ class GomokuPlugin(OneMatchPerFile, GamePlugin):
                 for k in range(len(stones))]
 
     def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
-        """The playouts of `evaluate` on the positions the boards show (each board's new stone, in order),
-        seeded with VISIBLE_SEED instead of the record's seed, which the picture does not show: V_t itself
-        when the read is right and the seed is V_t's. A board that adds no single stone on an empty point
-        of a game still on leaves the value as it was."""
-        return self.playout_values(features, VISIBLE_SEED)
-
-    def playout_values(self, features: list[dict[str, Any]], seed: int) -> list[float]:
+        """The playouts of `evaluate`, seeded as V_t's are, on the positions the boards show (each board's
+        new stone, in order): V_t itself when the read is right. A board that adds no single stone on an
+        empty point of a game still on leaves the value as it was."""
         board = E.Board()
-        values = [E.rollout_value(board, N_PLAYOUTS, seed)]
+        values = [E.rollout_value(board, N_PLAYOUTS, PLAYOUT_SEED)]
         for placed in placed_stones(features, E.SIZE):
             i = None if placed is None else E.idx_of(placed[2], placed[1])
             if i is not None and board.cells[i] == E.EMPTY and not board.over:
                 board.play(i)
-                values.append(E.rollout_value(board, N_PLAYOUTS, seed))
+                values.append(E.rollout_value(board, N_PLAYOUTS, PLAYOUT_SEED))
             else:
                 values.append(values[-1])
         return values

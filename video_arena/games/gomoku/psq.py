@@ -11,8 +11,8 @@ The format is what the Piskvork manager writes (and Gomocup publishes its tourna
     -1
 
 Stones alternate Black (the first) and White.  A record is shaped as the built-in selection's (moves in
-the game's notation, `result`, and `seed` for the playouts, derived from the moves), so `replay`,
-`evaluate` and `render` work on it unchanged.  The file does not name its rule; a freestyle game is what
+the game's notation and `result`; V_t's playouts are seeded as for every game, not by the record), so
+`replay`, `evaluate` and `render` work on it unchanged.  The file does not name its rule; a freestyle game is what
 the moves make it: every stone on an empty point, nothing after the first five (or longer) row, and the
 game ending with that row (`plugin.rules_refusal`, the built-in selection's rules).  A standard, renju
 or caro game that is not also a complete freestyle game (a win by an opponent's forbidden move, play on
@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from video_arena.digests import derived_int, sha256_text
+from video_arena.digests import sha256_text
 from video_arena.games.gomoku import engine as E
 from video_arena.safe_io import read_record_text
 
@@ -91,11 +91,9 @@ def read_psq(path: Path) -> dict[str, Any]:
                and not ln.strip().lstrip("-").isdigit()]
     record: dict[str, Any] = {
         "source": {"collection": "imported", "id": "", "format": "psq", "file": name, "players": players},
-        "seed": 0,
         "moves": moves,
         "result": final_result(moves),
     }
     key = match_key(record)
     record["source"]["id"] = "psq-" + sha256_text(key)[:16]
-    record["seed"] = derived_int(f"gomoku/imported/{key}")
     return record
