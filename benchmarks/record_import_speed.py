@@ -6,7 +6,7 @@ For every game with a record format, one record shipped with the tests (tests/fi
 OpenDota parse for DOTA 2) is imported by the real command (`video-arena import-cases --game G --FORMAT FILE`)
 into a fresh tree, and the built-in case of the median duration is rebuilt by the real command
 (`video-arena build-cases --games G --case-ids ID --force-values --jobs 1`) in a copy of the game's folder:
-both compute V_t with the game's engine or model (Go's KataGo runs: no V_t cache), both render and encode the
+both compute V_t with the game's engine or model (Go's KataGo runs: an empty V_t cache), both render and encode the
 video.  Each is a child process; its CPU (user + system, children included) and wall time are printed, with
 the video's duration and the V_t points (positions the engine or model valued), and the ratios of the import's
 CPU per video minute and per V_t point to the built-in case's: at most 1 meets the goal (records are of
@@ -14,7 +14,9 @@ different lengths, so the comparison is per unit of work: the render's per minut
 position).  What the rebuild does not count: a built-in case whose record the engine made once and the checkout
 commits (gfootball's simulated matches, doudizhu's and gomoku's deals and games) is rebuilt from that record,
 so its row leaves the simulation out, and the import's row holds the reading of the user's file (a gfootball
-dump is 3,001 pickled steps) and the check against the built-in matches (`public_match`).
+dump is 3,001 pickled steps, read by the standard library's pure-Python unpickler on purpose: dump.py) and the
+check against the built-in matches (`public_match`; their keys are cached in the checkout after the first
+import, so run it twice for the steady figure).
 
     python benchmarks/record_import_speed.py [--games chess,go]
 """
@@ -117,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix=f"va-import-speed-{game}-") as tmp_s:
             tmp = Path(tmp_s)
             args = record_args(game, tmp)
+            env["VIDEO_ARENA_GO_VT_CACHE"] = str(tmp / "go-vt")    # empty: KataGo values every position both ways
             i_cpu, i_wall = run([*cli, "import-cases", "--tasks-root", str(tmp / "imported"), "--game", game, *args,
                                  "--licence", "benchmark"], env)
             (gt_path,) = (tmp / "imported" / game / "gt").glob("*.json")

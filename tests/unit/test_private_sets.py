@@ -79,6 +79,32 @@ def test_a_private_record_is_not_flagged(tmp_path, capsys, no_engine):
     assert CO.origin_summary(CO.case_origins(tree, "chess"))["kind"] == CO.PRIVATE
 
 
+def test_the_built_in_match_keys_are_computed_once_per_state_of_the_cases_and_the_code(tmp_path, monkeypatch):
+    """The keys are kept in the checkout's cache under a stamp of the ground truths and the game's code: the second
+    import computes none, a changed stamp or a cache that is a link or holds anything else computes them again."""
+    cache = tmp_path / "chess.json"
+    monkeypatch.setattr(CT, "keys_cache_path", lambda game: cache)
+    calls = []
+    real = type(CHESS).match_key
+    monkeypatch.setattr(type(CHESS), "match_key", lambda self, rec: calls.append(1) or real(self, rec))
+    n = len(TasksTree(paths.default_tasks_root()).listed_case_ids("chess"))
+    first = CT.builtin_match_keys.__wrapped__("chess")
+    assert len(calls) == n and json.loads(cache.read_text())["keys"] == first
+    assert CT.builtin_match_keys.__wrapped__("chess") == first and len(calls) == n        # read back, none computed
+    doc = json.loads(cache.read_text())
+    cache.write_text(json.dumps({"stamp": "another state of the cases", "keys": {"x": "y"}}))
+    assert CT.builtin_match_keys.__wrapped__("chess") == first and len(calls) == 2 * n
+    for bad in ([], {"stamp": doc["stamp"], "keys": {"k": 1}}, "not json"):
+        cache.write_text(bad if isinstance(bad, str) else json.dumps(bad))
+        assert CT.builtin_match_keys.__wrapped__("chess") == first
+    assert len(calls) == 5 * n
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"stamp": doc["stamp"], "keys": {"forged": "case"}}))
+    cache.unlink()
+    cache.symlink_to(elsewhere)
+    assert CT.builtin_match_keys.__wrapped__("chess") == first and len(calls) == 6 * n   # a link is not followed
+
+
 @pytest.mark.parametrize("game", RECORD_GAMES)
 def test_every_games_built_in_cases_have_match_keys_none_in_its_fitting_set(game):
     keys = CT.builtin_match_keys(game)

@@ -16,7 +16,6 @@ this module and the judge. Nothing here names a game: a game gains its rows by h
 """
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import resource
@@ -40,8 +39,6 @@ from video_arena.games import readers as RD
 FOLDER = "visible-ceiling"
 #: the cell's file of what the reader recovered and the values made of it
 VISIBLE_FILE = "visible.json"
-#: the files of a game's folder that make its visible values (code, fitted models, the game definition)
-GAME_FILE_SUFFIXES = (".py", ".json", ".toml")
 
 
 class VisibleError(RuntimeError):
@@ -56,10 +53,8 @@ def system_digests(games: list[str]) -> dict[str, str]:
         plugin = GB.load_plugin(g)
         params = {"system": FOLDER, "evaluator": plugin.evaluator() if plugin else None}
         # the game's own code and data too: its plugin's visible_values and the model they use make the values
-        game_dir = Path(inspect.getfile(type(plugin))).parent if plugin else None
-        game_files = sorted(f for f in game_dir.rglob("*") if f.is_file() and f.suffix in GAME_FILE_SUFFIXES
-                            and "__pycache__" not in f.parts) if game_dir else []
-        out[g] = CI.system_digest([*RD.source_files(g), *game_files, here, here.with_name("run.py")], params)
+        own = GB.game_files(g) if plugin else []
+        out[g] = CI.system_digest([*RD.source_files(g), *own, here, here.with_name("run.py")], params)
     return out
 
 

@@ -202,6 +202,18 @@ def definition_path(game: str) -> Path:
     return path
 
 
+#: What a game's own folder holds that makes its cases' values and keys: code, models, definitions.
+GAME_FILE_SUFFIXES = (".py", ".json", ".toml")
+
+
+def game_files(game: str) -> list[Path]:
+    """The game's own code and data (video_arena/games/<game>/, its subfolders too), in name order: what a digest
+    of "the game's code" covers (a visible ceiling's cell, the built-in match keys' cache)."""
+    folder = definition_path(game).parent
+    return sorted(f for f in folder.rglob("*") if f.is_file() and f.suffix in GAME_FILE_SUFFIXES
+                  and "__pycache__" not in f.parts)
+
+
 def load_definition(game: str) -> GameDefinition:
     path = definition_path(game)
     return parse_game_toml(path.read_text(encoding="utf-8"), source=str(path))

@@ -15,12 +15,24 @@ fitted on, `fitting_keys`):
 """
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
 from video_arena import paths
 from video_arena.core.case_origins import IMPORTED, PUBLIC_MATCH
 from video_arena.core.tasks import MAX_GT_BYTES, TasksTree, read_tree_json
+from video_arena.digests import sha256_file, sha256_text
+from video_arena.safe_io import read_bounded, write_json_atomic
+
+#: The built-in cases' match keys, computed once per state of their ground truth and the game's code:
+#: <checkout>/.cache/contamination/<game>.json, {"stamp": ..., "keys": {key: case id}} (a key can take a
+#: plugin a few seconds over 20 cases: gfootball decodes every recorded state).
+MAX_KEYS_CACHE_BYTES = 1 << 20
+
+
+def keys_cache_path(game: str):
+    return paths.REPO_ROOT / ".cache" / "contamination" / f"{game}.json"
 
 
 
@@ -28,8 +40,9 @@ from video_arena.core.tasks import MAX_GT_BYTES, TasksTree, read_tree_json
 def builtin_match_keys(game: str) -> dict[str, str]:
     """{match key: built-in case id} of the game's built-in cases (the project's tasks/<game>/: every case its
     cases.json lists that is not itself imported), through the plugin's `match_key`; {} for a game without a
-    plugin or without built-in cases."""
-    from video_arena.games.base import game_names, load_plugin
+    plugin or without built-in cases.  Kept in the checkout's cache under a stamp of every listed case's ground
+    truth (its SHA-256) and the game's code and data (`game_files`): any change there computes them again."""
+    from video_arena.games.base import game_files, game_names, load_plugin
 
     if game not in game_names():
         return {}
@@ -37,14 +50,44 @@ def builtin_match_keys(game: str) -> dict[str, str]:
     tree = TasksTree(paths.default_tasks_root())
     if plugin is None or not tree.cases_path(game).is_file():
         return {}
+    ids = tree.listed_case_ids(game)
+    stamp = sha256_text(json.dumps({"cases": {cid: sha256_file(tree.gt(game, cid)) if tree.gt(game, cid).is_file() else None
+                                              for cid in ids},
+                                    "code": [sha256_file(f) for f in game_files(game)]}, sort_keys=True))
+    cache = keys_cache_path(game)
+    cached = _read_keys_cache(cache)
+    if cached is not None and cached.get("stamp") == stamp:
+        return dict(cached["keys"])
     out: dict[str, str] = {}
-    for cid in tree.listed_case_ids(game):
+    for cid in ids:
         gt = read_tree_json(tree.gt(game, cid), None, MAX_GT_BYTES)
         record = gt.get("record") if isinstance(gt, dict) else None
         if not isinstance(record, dict) or record.get("source", {}).get("collection") == IMPORTED:
             continue
         out.setdefault(plugin.match_key(record), cid)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(cache, {"stamp": stamp, "keys": out})
+    except OSError:
+        pass        # a read-only checkout computes them each time
     return out
+
+
+def _read_keys_cache(path) -> dict[str, Any] | None:
+    """The cache file when it is a regular file (no link) of the right shape, else None (computed again)."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return None
+        data, size = read_bounded(path, MAX_KEYS_CACHE_BYTES)
+        if size > MAX_KEYS_CACHE_BYTES:
+            return None
+        doc = json.loads(data)
+    except (OSError, ValueError):
+        return None
+    keys = doc.get("keys") if isinstance(doc, dict) else None
+    if not isinstance(keys, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in keys.items()):
+        return None
+    return doc
 
 
 def fitting_refusal(plugin: Any, record: dict[str, Any], key: str | None = None) -> str:
