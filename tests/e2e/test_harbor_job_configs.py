@@ -20,6 +20,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.docker]
 REPO = Path(__file__).resolve().parents[2]
 TREE = REPO / "tests" / "fixtures" / "harbor_tree"
 CONFIGS = sorted((REPO / "configs" / "harbor").glob("*.yaml"))
+#: the adapter's own job config (Harbor's adapter layout: adapters/<id>/run_<id>.yaml)
+ADAPTER_CONFIG = REPO / "adapters" / "video-arena" / "run_video-arena.yaml"
 #: the dataset folder each config names, and how make-harbor writes it (docs/HARBOR.md)
 DATASETS = {"harbor/video-arena": ("B", "docker"), "harbor/video-arena-a": ("A", "strict"),
             "harbor/video-arena-phase": ("B", "phase")}
@@ -46,11 +48,11 @@ def _env() -> dict[str, str]:
 def test_there_is_a_config_per_documented_run():
     assert {c.name for c in CONFIGS} == {"oracle-a.yaml", "nop-a.yaml", "oracle-b.yaml", "nop-b.yaml",
                                          "terminus-2.yaml", "claude-code.yaml", "protocol-a.yaml"}
-    for c in CONFIGS:
+    for c in [*CONFIGS, ADAPTER_CONFIG]:
         assert "--override-cpus" in c.read_text(), f"{c.name} does not say how to set CPUs on a small host"
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=[c.name for c in CONFIGS])
+@pytest.mark.parametrize("config", [*CONFIGS, ADAPTER_CONFIG], ids=[c.name for c in [*CONFIGS, ADAPTER_CONFIG]])
 def test_config_passes_harbor_dry_run(layout, config):
     p = subprocess.run([harbor_executable(), "run", "-c", str(config), "--dry-run"], cwd=layout, env=_env(),
                        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
