@@ -64,3 +64,12 @@ def test_script_runs_as_harbor_runs_it(tmp_path):
     p = subprocess.run([sys.executable, "-I", str(S.metric_script()), "-i", str(tmp_path / "bad.jsonl"),
                         "-o", str(tmp_path / "m2.json")], capture_output=True, text=True)
     assert p.returncode == 2 and "Traceback" not in p.stderr
+
+
+def test_uv_is_a_dependency_pinned_as_setup_installs_it():
+    """Harbor runs the metric with `uv`: the project depends on it, at the version setup.sh installs."""
+    import re
+    pyproject = repo_resource("pyproject.toml").read_text()
+    setup = repo_resource("scripts", "setup.sh").read_text()
+    (pinned,) = re.findall(r'"uv==([^"]+)"', pyproject)
+    assert re.findall(r"^UV_VERSION=(\S+)$", setup, re.M) == [pinned]
