@@ -1,11 +1,14 @@
 """The dataset metric (harbor_templates/metric.py, Harbor's `uv-script`) on real Harbor jobs: the
 value Harbor records in the job's result.json equals the headline `video-arena score` computes on the
-same job folder (the mean of per-game means).  Oracle and nop on two cases of each of two games,
-Protocol B, with the CPU override this host needs (8 trials)."""
+same job folder (the mean of per-game means).  Oracle and nop on two cases of one game and one case of
+another, Protocol B, with the CPU override this host needs (6 trials).  One task's solution is
+replaced by one that leaves no answer, so the oracle's games differ (0.5 and 1.0): the headline, 0.75,
+is not Harbor's flat mean (2/3)."""
 from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,6 +45,12 @@ def test_harbor_metric_equals_score_headline(sandbox_image, tmp_path):
     ds = tmp_path / "dataset-b"
     generate(Options(out=ds, protocol="B", net="docker", media="mount", base_image=sandbox_image,
                      tasks_root=root, games=games, limit=2, progress=False))
+    folders = sorted(p.name for p in ds.iterdir() if (p / "task.toml").is_file())
+    first = [t for t in folders if t.startswith(f"{games[0]}-")]
+    second = [t for t in folders if t.startswith(f"{games[1]}-")]
+    assert len(first) == len(second) == 2
+    shutil.rmtree(ds / second[1])                        # the second game: one case
+    (ds / first[1] / "solution" / "solve.sh").write_text("#!/bin/bash\nexit 0\n")  # no answer: 0.0
     config = tmp_path / "metric.yaml"
     config.write_text(json.dumps({"metrics": [{"type": "uv-script",
                                                "kwargs": {"script_path": str(S.metric_script())}}]}))
@@ -59,7 +68,9 @@ def test_harbor_metric_equals_score_headline(sandbox_image, tmp_path):
         headline = _score_headline(job, root, tmp_path / f"{agent}.csv")
         overall = [v for k, v in headline.items() if k.upper() == "OVERALL"]
         assert overall and metric["reward"] == pytest.approx(float(overall[0]), abs=1e-9), (metric, headline)
-        assert metric["n_games"] == 2 and metric["n_cases"] == 4 and metric["n_unnamed"] == 0
+        assert metric["n_games"] == 2 and metric["n_cases"] == 3 and metric["n_unnamed"] == 0
+        if agent == "oracle":
+            assert metric["reward"] == pytest.approx(0.75)  # (0.5 + 1.0) / 2, not the flat 2/3
         for g in games:
             assert metric[f"reward/{g}"] == pytest.approx(float(headline[g]), abs=1e-9)
         print(f"{agent}: Harbor's metric {metric['reward']} vs score's headline {overall[0]}")
