@@ -9,7 +9,10 @@ as root in the separate verifier container:
 
 Writes, in --out-dir:
   reward.json   Harbor's reward: reward, t1_f1, t2_macro_acc, t3_macro_acc, always four finite
-                numbers (a tier the judge could not compute, a missing or unparseable answer: 0.0)
+                numbers (a tier the judge could not compute, a missing or unparseable answer: 0.0),
+                plus the key "case:GAME/CASE_ID" = 1 naming the task's case (Harbor passes a dataset
+                metric only the reward dicts; the dataset's metric.py groups by it: the headline is
+                the mean of per-game means, attempts of one case averaged first)
   judge.json    the judge's full record plus what Harbor does not keep: the answer's state
                 (wrote / never_wrote / missing / not_regular / unreadable, seed 000 "Protocol B"),
                 its size and SHA-256, the case, and any verifier error
@@ -37,6 +40,16 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REWARD_KEYS = ("reward", "t1_f1", "t2_macro_acc", "t3_macro_acc")
+#: the reward key naming the case (harbor_templates/metric.py reads it; a test holds the two equal)
+CASE_KEY_PREFIX = "case:"
+
+
+def case_key(case: dict) -> str | None:
+    """"case:GAME/CASE_ID" when case.json names both as plain strings, else None."""
+    game, case_id = case.get("game"), case.get("case_id")
+    if not (isinstance(game, str) and isinstance(case_id, str) and game and case_id):
+        return None
+    return f"{CASE_KEY_PREFIX}{game}/{case_id}"
 
 
 def load_judge(path: Path):
@@ -93,9 +106,12 @@ def main(argv: list[str] | None = None) -> int:
 
     rewards = {key: 0.0 for key in REWARD_KEYS}
     report: dict = {"format": "video-arena-harbor-verifier/1", "error": None}
+    named: dict = {}  # {case_key: 1} once case.json is read: every reward.json written after names its case
     try:
         case = json.loads(args.case.read_text(encoding="utf-8"))
         report["case"] = {k: case.get(k) for k in ("game", "case_id", "protocol", "task_name")}
+        key = case_key(case) if isinstance(case, dict) else None
+        named = {key: 1} if key else {}
         judge = load_judge(args.judge)
         gt = judge.load_gt(str(args.gt))
         data, reason, kind = judge.read_answer_file(str(args.answer), follow_symlinks=False)
@@ -112,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         report["error"] = f"{type(exc).__name__}: {exc}"
         report["traceback"] = traceback.format_exc()
         rewards = {key: 0.0 for key in REWARD_KEYS}
+    rewards.update(named)
     report["rewards"] = rewards
     try:
         write_json(args.out_dir / "judge.json", report)

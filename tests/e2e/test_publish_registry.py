@@ -34,19 +34,28 @@ ZEROS = {k: 0.0 for k in ONES}
 
 
 def _env() -> dict[str, str]:
-    return dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", VA_NO_PROGRESS="1")
+    # Harbor runs the dataset metric with `uv`, installed beside harbor in the project's environment
+    path = f"{Path(harbor_executable()).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", VA_NO_PROGRESS="1", PATH=path)
 
 
-def harbor(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+def harbor(*args: str, timeout: float = 900, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([harbor_executable(), *args], env=_env(), capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+                          timeout=timeout, stdin=subprocess.DEVNULL, cwd=cwd)
 
 
 def registry_run(pub: dict, agent: str, jobs: Path, job: str, n: int = 2, version: str = "1.0.0") -> Path:
-    p = harbor("run", "-d", f"video-arena-b@{version}", "--registry-path", str(pub["repo"] / "registry.json"),
-               "-a", agent, "-n", str(n), "-y", "-o", str(jobs), "--job-name", job, *resource_args())
+    # from the repository's root, as publish prints it: the registry names the metric script relative to it
+    p = harbor("run", "-d", f"video-arena-b@{version}", "--registry-path", "registry.json",
+               "-a", agent, "-n", str(n), "-y", "-o", str(jobs), "--job-name", job, *resource_args(),
+               cwd=pub["repo"])
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     return jobs / job
+
+
+def metrics_of(rewards: dict) -> dict:
+    """The judge's metrics of a trial's rewards (reward.json also names the case: `case:GAME/CASE_ID`)."""
+    return {k: v for k, v in rewards.items() if not k.startswith("case:")}
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +87,9 @@ def test_registry_run_scores_oracle_one_and_nop_zero(published, clean_oracle):
     for job, agent, want in ((clean_oracle, "oracle", ONES), (nop, "nop", ZEROS)):
         trials = read_trials(job, agent, "B")
         assert len(trials) == 2 and [t.problems for t in trials] == [[], []]
-        assert all(t.rewards == want for t in trials)
+        assert all(metrics_of(t.rewards) == want for t in trials)
+        assert sorted(k for t in trials for k in t.rewards if k.startswith("case:")) == \
+            sorted(f"case:chess/{gt.stem}" for gt in (TREE / "chess" / "gt").glob("*.json"))
         for res in (json.loads(p.read_text()) for p in job.glob("*/result.json")):
             task = res["config"]["task"]  # the trial came from the registry's git row, not a local path
             assert task["git_url"] == published["repo"].as_uri() and task["git_commit_id"] == commit
@@ -106,7 +117,7 @@ def test_registry_run_scores_oracle_one_and_nop_zero(published, clean_oracle):
     assert again.returncode == 2 and "already published" in again.stderr and "Traceback" not in again.stderr
     # v1.0.1 runs too (its rows name the new commit)
     v2 = registry_run(published, "oracle", published["jobs"], "reg-oracle-v101", version="1.0.1")
-    assert [t.rewards for t in read_trials(v2, "oracle", "B")] == [ONES, ONES]
+    assert [metrics_of(t.rewards) for t in read_trials(v2, "oracle", "B")] == [ONES, ONES]
 
 
 def _native_oracle(out: Path) -> Path:
@@ -147,10 +158,10 @@ def _remove_leftover_containers(trial_names: list[str]) -> None:
 def test_killed_job_resumes_with_every_trial_scored_once(published, clean_oracle, tmp_path):
     jobs = tmp_path / "jobs"
     cmd = [harbor_executable(), "run", "-d", "video-arena-b@1.0.0", "--registry-path",
-           str(published["repo"] / "registry.json"), "-a", "oracle", "-n", "1", "-y", "-o", str(jobs),
+           "registry.json", "-a", "oracle", "-n", "1", "-y", "-o", str(jobs),
            "--job-name", "resume", *resource_args()]
     proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+                            stdin=subprocess.DEVNULL, start_new_session=True, cwd=published["repo"])
     job = jobs / "resume"
     deadline = time.monotonic() + 600
     try:  # kill -9 the whole job once one trial has its result and the next one has started
@@ -171,7 +182,7 @@ def test_killed_job_resumes_with_every_trial_scored_once(published, clean_oracle
     assert len(finished_before) == 1 and unfinished, (finished_before, unfinished)
     _remove_leftover_containers(unfinished)
 
-    p = harbor("job", "resume", "-p", str(job))
+    p = harbor("job", "resume", "-p", str(job), cwd=published["repo"])
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     trials = read_trials(job, "oracle", "B")
     assert [t.problems for t in trials] == [[], []]

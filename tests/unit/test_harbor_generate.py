@@ -325,6 +325,10 @@ def _run_test_sh(task: Path, tmp: Path, answer, break_scorer: bool = False) -> t
     subprocess.run(["bash", str(tmp / "test.sh")], capture_output=True, text=True, timeout=60)
     reward = json.loads((logs / "reward.json").read_text())
     judge = json.loads((logs / "judge.json").read_text()) if (logs / "judge.json").exists() else None
+    # the case the dataset metric groups by (harbor_templates/metric.py); the trap's fallback has none
+    case = json.loads((task / "tests" / "case.json").read_text())
+    named = reward.pop(f"case:{case['game']}/{case['case_id']}", None)
+    assert named == (None if break_scorer else 1), reward
     return reward, judge
 
 

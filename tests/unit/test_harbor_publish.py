@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -269,3 +270,31 @@ def test_the_published_readme_names_each_games_licence_from_its_manifest():
     got = PB.game_provenance(["chess", "dota2"], None)
     assert got["dota2"]["licence"] == LICENCE
     assert got["chess"]["licence"].startswith("game scores are historical facts")
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "huge_reward", "rewards_list"])
+def test_jobs_with_hostile_trial_results_are_refused_through_the_trial_reader(tmp_path, capsys, kind):
+    """publish reads trial folders with harbor_api/trials.py (the one reader): a linked or FIFO
+    result.json is unreadable (never followed, never blocks), a 401-digit reward is not a reward."""
+    ds = _dataset(tmp_path)
+    task = sorted(p.name for p in ds.iterdir() if p.is_dir())[0]
+    job = tmp_path / "job"
+    (job / "t1").mkdir(parents=True)
+    (job / "config.json").write_text(json.dumps({"agents": [{"name": "oracle"}]}))
+    res = job / "t1" / "result.json"
+    good = {"task_name": f"video-arena/{task}", "verifier_result": {"rewards": {"reward": 1.0}}}
+    if kind == "symlink":
+        (tmp_path / "elsewhere.json").write_text(json.dumps(good))
+        res.symlink_to(tmp_path / "elsewhere.json")
+    elif kind == "fifo":
+        os.mkfifo(res)
+    elif kind == "huge_reward":
+        res.write_text(json.dumps(good).replace("1.0", "9" * 401))
+    else:
+        res.write_text(json.dumps({**good, "verifier_result": {"rewards": [1.0]}}))
+    rc, _, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo"), "--no-validate",
+                           "--jobs", str(job)], capsys)
+    want = {"symlink": "unreadable", "fifo": "unreadable", "huge_reward": "publish: error: ",  # refused (scoring or the reward check), never an OverflowError
+            "rewards_list": "not a Harbor trial result"}[kind]
+    assert rc == 2 and want in err and "Traceback" not in err, err
+    assert not (tmp_path / "repo").exists()

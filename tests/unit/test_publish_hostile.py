@@ -472,5 +472,10 @@ def test_the_printed_next_command_runs_on_the_host_it_was_printed_on(tmp_path, c
     monkeypatch.setattr(os, "cpu_count", lambda: cpus)
     rc, out, err = _publish([str(ds), "--version", "1.0.0", "--out", str(tmp_path / "repo")], capsys)
     assert rc == 0, err
-    (line,) = [ln for ln in out.splitlines() if ln.startswith("next: harbor run ")]
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("next: cd ")]
     assert line.endswith(" -a oracle" + override), line
+    # from the repository's root: the registry's dataset metric names its script relative to it
+    assert f"cd {tmp_path / 'repo'} && harbor run -d video-arena-b@1.0.0 --registry-path registry.json" in line
+    (row,) = json.loads((tmp_path / "repo" / "registry.json").read_text())
+    (metric,) = row["metrics"]
+    assert metric["type"] == "uv-script" and (tmp_path / "repo" / metric["kwargs"]["script_path"]).is_file()

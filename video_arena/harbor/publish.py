@@ -171,6 +171,9 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
         total, media = tree_bytes(target)
         sizes = {"total": total, "media": media}
         provenance = game_provenance(sorted({t.rsplit("-", 1)[0] for t in tasks}), tasks_root)
+        # the dataset metric (Harbor's `uv-script`): the benchmark's headline, the mean of per-game means
+        shutil.copyfile(S.metric_script(), target / S.METRIC_FILE)
+        os.chmod(target / S.METRIC_FILE, 0o644)
         for fname, text in adapter_files(name, version, marker, tasks, sizes, runs, git_url, provenance,
                                          pairs).items():
             (target / fname).write_text(text, encoding="utf-8")
@@ -189,7 +192,8 @@ def publish(dataset: Path, version: str, out: Path, git_url: str | None = None, 
                                  f"(copy mode, base image {marker.get('base_image')}, --net {marker.get('net')})"),
                  "tasks": [{"name": f"{S.TASK_ORG}/{t}", "git_url": git_url, "git_commit_id": commit,
                             "path": (rel_base / t).as_posix()} for t in tasks],
-                 "metrics": []}
+                 # relative to the directory harbor runs in: the repository's root (the command printed below)
+                 "metrics": [{"type": "uv-script", "kwargs": {"script_path": (rel_base / S.METRIC_FILE).as_posix()}}]}
         DatasetSpec.model_validate(entry)
         rows = [r for r in rows] + [entry]
         safe_io.write_bytes_atomic(work / REGISTRY_FILE, (json.dumps(rows, indent=1) + "\n").encode("utf-8"))
@@ -256,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  parity {p['native']} vs {p['job']}: {p['n_paired_tasks']} tasks, native {p['mean_native']:.4f}, "
               f"Harbor {p['mean_harbor']:.4f}, difference {p['mean_difference_harbor_minus_native']:+.4f} "
               f"{p['difference_ci95']}: {'matching' if p['matching'] else 'NOT matching'}")
-    print(f"next: harbor run -d {r.name}@{r.version} --registry-path {r.repo / REGISTRY_FILE} -a oracle"
+    # from the repository's root: the registry names the dataset metric's script relative to it
+    print(f"next: cd {r.repo} && harbor run -d {r.name}@{r.version} --registry-path {REGISTRY_FILE} -a oracle"
           + "".join(f" {a}" for a in S.cpu_override_args())   # a command that runs on the host it ran on
           + ("" if r.git_url.startswith("file://") else f"  (after pushing {r.repo} to {r.git_url})"))
     return 0

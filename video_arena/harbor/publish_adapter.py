@@ -18,6 +18,7 @@ from video_arena import safe_io
 from video_arena.core.tasks import TasksTree
 from video_arena.harbor import spec as S
 from video_arena.harbor.publish_dataset import PublishError, json_object, lstat_or_none
+from video_arena.harbor_api import trials as TR
 from video_arena.harbor_api.version import installed_version
 
 
@@ -34,23 +35,22 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
     agents = [str(a.get("name") or a.get("import_path") or "?") for a in cfg.get("agents") or []
               if isinstance(a, dict)] if isinstance(cfg.get("agents") or [], list) else []
     trials = []
-    for tdir in sorted(p for p in job.iterdir() if p.is_dir() and not p.is_symlink()):
-        rfile = tdir / "result.json"
-        if lstat_or_none(rfile) is None:
+    for trial in TR.read_job(job):  # the one reader of trial folders: real folders, bounded reads, no links
+        if trial.error == TR.NO_RESULT:
             continue
-        res, err = safe_io.read_json_object(rfile)
-        if res is None:  # skipping it would understate n_trials in the adapter files
-            raise PublishError(f"{rfile} is unreadable ({err}); a job still running, or a damaged trial: "
+        rfile = trial.result_path
+        if trial.result is None:  # skipping it would understate n_trials in the adapter files
+            raise PublishError(f"{rfile} is unreadable ({trial.error}); a job still running, or a damaged trial: "
                                f"publish only finished jobs")
-        vr = res.get("verifier_result") or {}
+        vr = trial.result.get("verifier_result") or {}
         if not isinstance(vr, dict) or not isinstance(vr.get("rewards") or {}, dict):
             raise PublishError(f"{rfile} is not a Harbor trial result (a JSON object, its verifier_result and "
                                f"rewards objects)")
-        tname = str(res.get("task_name") or "")
+        tname = str(trial.result.get("task_name") or "")
         if tname.split("/", 1)[-1] not in task_names:
-            raise PublishError(f"{job}: trial {tdir.name} ran {tname!r}, not a task of this dataset")
-        trials.append(res)
-    ran = sorted({str(t.get("task_name") or "").split("/", 1)[-1] for t in trials})
+            raise PublishError(f"{job}: trial {trial.name} ran {tname!r}, not a task of this dataset")
+        trials.append(trial)
+    ran = sorted({t.task_name.split("/", 1)[-1] for t in trials})
     if not trials:
         raise PublishError(f"{job} holds no finished trial")
     try:
@@ -59,11 +59,11 @@ def summarise_job(job: Path, task_names: set[str], tasks_root: Path | None) -> d
         raise PublishError(f"cannot score {job}: {exc}") from None
     harbor_rewards = []
     for t in trials:
-        rewards = (t.get("verifier_result") or {}).get("rewards")
+        rewards = t.rewards
         if rewards:
             v = safe_io.finite_number(rewards.get("reward"), 0.0, 1.0)  # the judge's rewards are in [0, 1]
             if v is None:
-                raise PublishError(f"{job}: trial of {str(t.get('task_name'))[:120]!r} records reward "
+                raise PublishError(f"{job}: trial of {t.task_name[:120]!r} records reward "
                                    f"{repr(rewards.get('reward'))[:40]}, not a finite number from 0 to 1")
             harbor_rewards.append(v)
     scored = [c for c in system.cells() if getattr(c, "trial", None) and c.status == "scored"]

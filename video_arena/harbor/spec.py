@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from video_arena import paths
 from video_arena.core.instruction import instruction_for
 from video_arena.core.prompts import turn1_prompt
 
@@ -110,3 +111,12 @@ def cpu_override_args() -> list[str]:
     docs/HARBOR.md).  Every command the toolkit runs or prints for this host carries it."""
     n = os.cpu_count() or 1
     return ["--override-cpus", str(n)] if n < CPUS else []
+
+
+#: The dataset metric's file name in a published dataset (Harbor's `uv-script` metric runs it).
+METRIC_FILE = "metric.py"
+
+
+def metric_script() -> Path:
+    """The dataset metric script (harbor_templates/metric.py): stdlib, run by `uv run` inside Harbor."""
+    return paths.repo_resource("harbor_templates") / METRIC_FILE

@@ -31,6 +31,8 @@ from video_arena.safe_io import read_bounded, read_json_object
 #: Where Harbor puts the collected /app/answer.json (artifacts/<source path without "/">).
 ANSWER_ARTIFACT = Path("artifacts") / "app" / ANSWER_FILE
 TASK_PREFIX = "video-arena/"
+#: Trial.error of a trial folder without result.json (Harbor writes it when the trial ends)
+NO_RESULT = "no result.json (the trial did not finish)"
 
 
 def _json_object(path: Path) -> dict[str, Any] | None:
@@ -50,7 +52,7 @@ def _trial_json(d: Path, *parts: str) -> dict[str, Any] | None:
 
 
 def _is_trial_dir(d: Path) -> bool:
-    if (d / "result.json").is_file():
+    if os.path.lexists(d / "result.json"):  # whatever it is (a link, a FIFO): read_trial says it is unreadable
         return True
     cfg = _json_object(d / "config.json") if (d / "config.json").is_file() else None
     return bool(cfg) and isinstance(cfg.get("task"), dict)
@@ -83,6 +85,13 @@ def is_harbor_job(path: str | os.PathLike) -> bool:
     if cfg is None or isinstance(cfg.get("task"), dict):  # a trial's own config.json
         return False
     return bool(trial_dirs(p))
+
+
+def is_one_trial(path: str | os.PathLike) -> bool:
+    """A folder that is one Harbor trial (its result.json names the task), not a job."""
+    p = Path(path)
+    res = _json_object(p / "result.json") if (p / "result.json").is_file() else None
+    return res is not None and "task_name" in res
 
 
 def read_job_config(job: Path) -> dict[str, Any]:
@@ -231,7 +240,7 @@ def read_trial(d: Path) -> Trial:
     result: dict[str, Any] | None = None
     error = ""
     if not os.path.lexists(d / "result.json"):
-        error = "no result.json (the trial did not finish)"
+        error = NO_RESULT
     else:
         result = _json_object(d / "result.json")
         if result is None:

@@ -59,8 +59,7 @@ def _not_a_source_hint(p: Path) -> str | None:
     """Why a folder that is neither a results folder nor a job looks like part of a Harbor run."""
     if not p.is_dir():
         return None
-    res = safe_io.read_json_object(p / "result.json")[0] if (p / "result.json").is_file() else None
-    if res is not None and "task_name" in res:
+    if TR.is_one_trial(p):
         return f"{p} is one Harbor trial; pass its job folder ({p.parent})"
     jobs = [d.name for d in sorted(p.iterdir()) if d.is_dir() and is_harbor_job(d)]
     if jobs:
