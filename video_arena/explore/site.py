@@ -369,7 +369,8 @@ def _write_pages(env: jinja2.Environment, tmp: Path, systems, views, comparison,
     conditions = [s.conditions() for s in systems]  # the dimensions `score` refuses to mix
     score_rows = SO.csv_rows(systems)
     games = sorted({g for s in systems for g in s.games})
-    common = {"systems": systems, "games": games, "metrics": SC.METRICS, "metric_labels": SC.LABELS}
+    common = {"systems": systems, "games": games, "metrics": SC.METRICS, "headline": SC.REWARD, "tiers": SC.TIERS,
+              "zero_filled": tuple(SC.ZERO_FILLED), "metric_labels": {m: SC.label_of(m) for m in SC.METRICS}}
     page = env.get_template("index.html.j2").render(
         **common, root="", rows=score_rows, comparison=comparison, conditions=conditions,
         warnings=[scrub.text(w) for s in systems for w in s.warnings][:200],
