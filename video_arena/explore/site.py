@@ -40,7 +40,7 @@ import jinja2
 from video_arena import paths
 from video_arena.core import results as R
 from video_arena.core.tasks import TasksTree
-from video_arena.explore import cells as C
+from video_arena.explore import cell_view as C
 from video_arena.explore import stills as ST
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import cells as SC
