@@ -4,7 +4,7 @@
 
 The fixture tree (two 2-second chess cases, committed with their videos) keeps the cost at a few
 trials: oracle and nop from the registry (2 + 2), the resume check (2 or 3), and on podman one case,
-both protocols, oracle and nop, plus a network probe (5).  `video-arena oracle-check --env podman`
+both protocols, oracle and nop, plus a network probe (5).  `video-arena oracle-check --runtime podman`
 runs one case of every built-in game.
 """
 from __future__ import annotations
@@ -188,7 +188,7 @@ def test_podman_runs_copy_mode_oracle_nop_and_has_no_network(podman_image, tmp_p
 
     # Protocol B only: the sandbox protocol is the one whose agent runs in the container; Protocol A's
     # tasks differ from B's in their files, not in what the runtime does with them (Docker runs both)
-    rc = oracle_check(["--env", "podman", "--tasks-root", str(TREE), "--limit", "1", "--image", podman_image,
+    rc = oracle_check(["--runtime", "podman", "--tasks-root", str(TREE), "--limit", "1", "--image", podman_image,
                        "--work", str(tmp_path), "--no-progress", "-n", "2", "--protocols", "B"])
     assert rc == 0
     configs = [json.loads(p.read_text()) for p in (tmp_path / "jobs").glob("*/config.json")]

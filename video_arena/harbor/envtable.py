@@ -31,7 +31,7 @@ END = "<!-- harbor-envs:end -->"
 KEYS = ("docker_compose", "mounted", "disable_internet", "network_allowlist", "gpus")
 #: What the project ran on this machine (e2e tests and oracle-check); every other row is unverified.
 VERIFIED = {"docker": "mount and copy (--net docker): oracle-check, e2e",
-            "podman": "copy (--net docker): oracle-check --env podman, e2e"}
+            "podman": "copy (--net docker): oracle-check --runtime podman, e2e"}
 
 
 def _cap(row: EnvRow, key: str, form: str) -> object:
