@@ -2,7 +2,7 @@
 """Harbor throughput on this host: oracle trials per hour at `harbor run -n 1, 2, 4`, and Harbor's
 per-trial overhead against the trial's own work (issue 24).
 
-Generates a Protocol B dataset of the first case of every game whose video exists (--net docker;
+Generates a Protocol B dataset of the first case of every game whose video exists (--net compose-none;
 mount media by default, as oracle-check runs it; `--media copy` for the published form, whose
 trials build a small image each), then runs `harbor run -a oracle -k K -n N` once per N on Docker (or
 `--runtime podman`). Every trial must score 1.0 on all four keys with no exception, else the figure is
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     work = (a.work or Path(tempfile.mkdtemp(prefix="va-throughput-"))).resolve()
     ds = work / "dataset"
-    generate(Options(out=ds, protocol="B", net="docker", media=a.media, tasks_root=root, games=games, limit=1,
+    generate(Options(out=ds, protocol="B", net="compose-none", media=a.media, tasks_root=root, games=games, limit=1,
                      force=True, progress=False))
     jt = judge_seconds(ds)
     n_trials = len(games) * a.attempts
@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     lines = [f"Harbor throughput, `python benchmarks/harbor_throughput.py --ns {a.ns} --attempts {a.attempts} "
              f"--media {a.media} --runtime {a.runtime}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
              f"{os.cpu_count()} CPUs; {len(games)} tasks x {a.attempts} = {n_trials} oracle trials per run "
-             f"(Protocol B, --net docker, --media {a.media}, -e {a.runtime}).", "",
+             f"(Protocol B, --net compose-none, --media {a.media}, -e {a.runtime}).", "",
              "| `harbor run -n` | trials | wall | trials per hour | ratio to -n 1 | load average during (mean / max) | valid |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -54,7 +54,7 @@ def published(sandbox_image, tmp_path_factory) -> dict:
     """The fixture tree as a copy-mode Protocol B dataset, published as video-arena-b@1.0.0."""
     work = tmp_path_factory.mktemp("publish")
     ds = work / "dataset-b"
-    res = generate(Options(out=ds, protocol="B", net="docker", media="copy", base_image=sandbox_image,
+    res = generate(Options(out=ds, protocol="B", net="compose-none", media="copy", base_image=sandbox_image,
                            tasks_root=TREE, progress=False))
     assert len(res.tasks) == 2
     repo = work / "repo"

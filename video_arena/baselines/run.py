@@ -438,7 +438,7 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
               "installs)",
               "",
               "and on Harbor, inside the sandbox image, on a Protocol B dataset (`video-arena make-harbor --protocol B "
-              "--net docker`): `PYTHONPATH=. harbor run -p DATASET -a agents.perception_agent:PerceptionAgent`.",
+              "--net compose-none`): `PYTHONPATH=. harbor run -p DATASET -a agents.perception_agent:PerceptionAgent`.",
               "",
               "Its T1 is the pixel-level check of the cases: a ground-truth event it cannot find within 3 s in "
               "the video, or an event it sees that the ground truth lacks, is listed here per case.",

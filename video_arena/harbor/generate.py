@@ -2,7 +2,7 @@
 
     video-arena make-harbor --out harbor/video-arena                      # Protocol B, --net strict
     video-arena make-harbor --out harbor/video-arena-a --protocol A
-    video-arena make-harbor --out harbor/va-local --net docker            # Docker hosts without egress control
+    video-arena make-harbor --out harbor/va-local --net compose-none            # Docker hosts without egress control
     video-arena make-harbor --out harbor/va-cloud --media copy --base-image REGISTRY/video-arena/base@sha256:<64 hex>
 
 Each case becomes `<out>/<game>-<case_id>/` (docs/HARBOR.md, "A task folder"):
@@ -402,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", required=True, type=Path, help="the dataset folder to write (replaced only with --force)")
     ap.add_argument("--protocol", choices=S.PROTOCOLS, default="B", type=str.upper,
                     help="B: agentic, the default; A: one request, run with the ProtocolA agent")
-    ap.add_argument("--net", choices=list(S.NET_MODES), default="strict",
+    ap.add_argument("--net", choices=[*S.NET_MODES, *S.OLD_NET_NAMES], default="strict",
+                    metavar="{" + ",".join(S.NET_MODES) + "}",
                     help="how offline is enforced: " + "; ".join(f"{m.name}: {m.use}" for m in S.NET_MODES.values()))
     ap.add_argument("--media", choices=S.MEDIA_MODES, default="mount",
                     help=f"mount: compose mounts ${S.MEDIA_ENV}/<game>/media/<case_id>.mp4 read-only (Docker only); "
@@ -432,6 +433,9 @@ def options_from_args(a: argparse.Namespace) -> Options:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.net in S.OLD_NET_NAMES:
+        print(f"make-harbor: --net {a.net} is named --net {S.OLD_NET_NAMES[a.net]} now", file=sys.stderr)
+        return 2
     try:
         res = generate(options_from_args(a))
     except (GenerateError, FileNotFoundError, ValueError) as exc:

@@ -12,7 +12,7 @@
 
 1. makes Docker usable (starts the daemon, links the compose plugin: `video-arena docker`);
 2. builds the sandbox image, or reuses it when present (`video-arena image build`);
-3. generates Protocol A and B datasets with --net docker (mount media) and validates them offline;
+3. generates Protocol A and B datasets with --net compose-none (mount media) and validates them offline;
 4. runs `harbor run -a oracle` and then `harbor run -a nop` on each dataset;
 5. reads every trial's result.json and prints a table.
 
@@ -444,7 +444,7 @@ def _check(a: argparse.Namespace, t0: float, protocols: list[str], agents: tuple
     for protocol in protocols:
         out = work / f"dataset-{protocol.lower()}"
         try:
-            res = generate(Options(out=out, protocol=protocol, net="docker", media=media_mode, base_image=a.image,
+            res = generate(Options(out=out, protocol=protocol, net="compose-none", media=media_mode, base_image=a.image,
                                    tasks_root=tasks_root, games=games, limit=None if a.all else a.limit,
                                    force=True, progress=not a.no_progress))
         except (GenerateError, FileNotFoundError, ValueError) as exc:
