@@ -317,7 +317,7 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
                 tail, cut = C.text_tail(p, 16 * 1024)
                 if tail is not None:
                     v.logs.append({"name": p.name, "text": scrub.text(tail), "cut": cut})
-            hist = (run or {}).get("answer_history")
+            hist = R.RunRecord.from_doc(run).protocol_b.answer_history if run else R.UNSET  # typed, as read
             if isinstance(hist, list):
                 v.history = [h for h in hist if isinstance(h, dict)][:500]
             receipt = C.read_json(files.receipt)
