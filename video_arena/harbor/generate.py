@@ -45,7 +45,7 @@ from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
 from video_arena.core.tasks import TasksTree, TasksTreeError, manifest_cases, media_digest_problem, media_rel
 from video_arena.harbor import spec as S
-from video_arena.harbor_api import tasks as HT
+from video_arena.harbor_api import task_models as HT
 from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
 from video_arena.cli_args import comma_list
