@@ -2,10 +2,10 @@
 """Harbor throughput on this host: oracle trials per hour at `harbor run -n 1, 2, 4`, and Harbor's
 per-trial overhead against the trial's own work (issue 24).
 
-Generates a Protocol B dataset of the first case of every game whose video exists (--net docker;
+Generates a Protocol B dataset of the first case of every game whose video exists (--net compose-none;
 mount media by default, as oracle-check runs it; `--media copy` for the published form, whose
 trials build a small image each), then runs `harbor run -a oracle -k K -n N` once per N on Docker (or
-`--env podman`). Every trial must score 1.0 on all four keys with no exception, else the figure is
+`--runtime podman`). Every trial must score 1.0 on all four keys with no exception, else the figure is
 marked invalid. For each N it prints the wall time, trials per hour and the ratio to N=1, with the
 load average sampled every 5 s during the run (the machine may be shared: that is the context of
 the figure).
@@ -16,7 +16,7 @@ trial's own work is the agent's run plus what the judge costs on that case (the 
 the task's tests/gt.json and solution/answer.json, best of 3); Harbor's overhead is the rest.
 
     python benchmarks/harbor_throughput.py [--ns 1,2,4] [--attempts 2] [--media mount|copy]
-                                           [--env docker|podman] [--json OUT] [--markdown]
+                                           [--runtime docker|podman] [--json OUT] [--markdown]
 """
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ns", default="1,2,4", help="harbor run -n values (default 1,2,4)")
     ap.add_argument("--attempts", type=int, default=2, help="harbor run -k: trials per task (default 2)")
     ap.add_argument("--media", choices=("mount", "copy"), default="mount")
-    ap.add_argument("--env", choices=("docker", "podman"), default="docker")
+    ap.add_argument("--runtime", choices=("docker", "podman"), default="docker")
     ap.add_argument("--games", default=None, help="comma-separated games (default: every game whose first video exists)")
     ap.add_argument("--tasks-root", type=Path, default=None)
     ap.add_argument("--work", type=Path, default=None, help="where the dataset and jobs go (default: a temporary folder)")
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"harbor_throughput: no game of {root} has its first video; run video-arena build-cases --media-only",
               file=sys.stderr)
         return 2
-    if a.env == "podman":
+    if a.runtime == "podman":
         from video_arena.container_host.podman import load_image, podman_status
 
         ok, why = podman_status()
@@ -120,25 +120,25 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(load_image(DEFAULT_BASE_IMAGE))
         if a.media != "copy":
-            print("harbor_throughput: --env podman runs the copy-mode form (--media copy)", file=sys.stderr)
+            print("harbor_throughput: --runtime podman runs the copy-mode form (--media copy)", file=sys.stderr)
             return 2
     work = (a.work or Path(tempfile.mkdtemp(prefix="va-throughput-"))).resolve()
     ds = work / "dataset"
-    generate(Options(out=ds, protocol="B", net="docker", media=a.media, tasks_root=root, games=games, limit=1,
+    generate(Options(out=ds, protocol="B", net="compose-none", media=a.media, tasks_root=root, games=games, limit=1,
                      force=True, progress=False))
     jt = judge_seconds(ds)
     n_trials = len(games) * a.attempts
     stamp = time.strftime("%Y%m%d-%H%M%S")
     rows, per_trial = [], []
     print(f"{len(games)} tasks ({', '.join(games)}) x {a.attempts} attempts = {n_trials} oracle trials per run; "
-          f"--media {a.media}, -e {a.env}; {os.cpu_count()} CPUs; work {work}", flush=True)
+          f"--media {a.media}, -e {a.runtime}; {os.cpu_count()} CPUs; work {work}", flush=True)
     for n in ns:
-        job = f"tp-{a.env}-{a.media}-n{n}-{stamp}"
+        job = f"tp-{a.runtime}-{a.media}-n{n}-{stamp}"
         before = os.getloadavg()
         with LoadSampler() as load:
             t0 = time.monotonic()
             rc = run_harbor(ds, "oracle", job, work / "jobs", paths.media_root(root), n, to_log=True,
-                            env_type=a.env, extra=("-k", str(a.attempts)))
+                            env_type=a.runtime, extra=("-k", str(a.attempts)))
             wall = time.monotonic() - t0
         trials = read_trials(work / "jobs" / job, "oracle", "B")
         valid = rc == 0 and len(trials) == n_trials and all(t.ok for t in trials)
@@ -171,9 +171,9 @@ def main(argv: list[str] | None = None) -> int:
              "verifier": mean("verifier", n0), "judge": mean("judge", n0), "work": work_s, "overhead": overhead,
              "overhead_to_work": overhead / work_s if work_s > 0 else float("nan"), "at_n": n0}
     lines = [f"Harbor throughput, `python benchmarks/harbor_throughput.py --ns {a.ns} --attempts {a.attempts} "
-             f"--media {a.media} --env {a.env}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+             f"--media {a.media} --runtime {a.runtime}`, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
              f"{os.cpu_count()} CPUs; {len(games)} tasks x {a.attempts} = {n_trials} oracle trials per run "
-             f"(Protocol B, --net docker, --media {a.media}, -e {a.env}).", "",
+             f"(Protocol B, --net compose-none, --media {a.media}, -e {a.runtime}).", "",
              "| `harbor run -n` | trials | wall | trials per hour | ratio to -n 1 | load average during (mean / max) | valid |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:

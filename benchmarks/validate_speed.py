@@ -4,7 +4,7 @@ and B, 9 games x 20 cases each, in 10 s or less wall with every check, compose l
 
 Builds a temporary 9 x 20 tasks tree (benchmarks/bench_tree.py: the real cases first, the rest copies
 of real cases under new ids or synthetic stand-ins, all said in the output), generates a Protocol A and
-a Protocol B dataset from it with make-harbor's defaults as oracle-check uses them (--net docker,
+a Protocol B dataset from it with make-harbor's defaults as oracle-check uses them (--net compose-none,
 mount media), then runs the real command, `video-arena validate DIR --tasks-root TREE`, once per
 dataset in a child process, as a user would. Prints the wall time of both runs together (imports and
 start-up included) and their CPU time (user + system of the children: on a shared machine the
@@ -64,7 +64,7 @@ def measure(src: Path | None = None, per_game: int = 20, jobs: int = 2, media: s
         t0 = time.perf_counter()
         for protocol in ("A", "B"):
             out = Path(tmp) / f"dataset-{protocol}"
-            G.generate(G.Options(out=out, protocol=protocol, net="docker", media=media, tasks_root=tree,
+            G.generate(G.Options(out=out, protocol=protocol, net="compose-none", media=media, tasks_root=tree,
                                  progress=False))
             datasets.append(out)
         log(f"  make-harbor A + B ({media} media): {time.perf_counter() - t0:.1f} s (not counted)")

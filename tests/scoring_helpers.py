@@ -201,7 +201,7 @@ def reference_condition_sha() -> str:
 
 
 def a_run(game: str, case_id: str, **over) -> dict:
-    """A Protocol A run.json (video_arena/protocol_a/cell.py): a 600 s video, 256 stills, the reference
+    """A Protocol A run.json (video_arena/protocol_a/request_cell.py): a 600 s video, 256 stills, the reference
     condition; `over` replaces keys."""
     fps_eff = 256 / 600
     run = {"protocol": "A", "runner": "native", "model": "m1", "game": game, "case_id": case_id,

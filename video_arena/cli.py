@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run-a": ("video_arena.protocol_a.runner:main", "Protocol A: one request per case against an OpenAI-compatible endpoint"),
     "run-b": ("video_arena.protocol_b.runner:main", "Protocol B: an agent CLI in a fresh sandbox per case"),
     "baselines": ("video_arena.baselines.run:main", "oracle, nop, chance, majority, grid ceiling, visible ceiling, perception agent -> docs/RESULTS.md"),
-    "parity": ("video_arena.baselines.parity:main", "the reference agents natively and on Harbor, side by side -> docs/HARBOR.md"),
+    "parity": ("video_arena.baselines.parity_runs:main", "the reference agents natively and on Harbor, side by side -> docs/HARBOR.md"),
 }
 
 

@@ -23,7 +23,7 @@ CONFIGS = sorted((REPO / "configs" / "harbor").glob("*.yaml"))
 #: the adapter's own job config (Harbor's adapter layout: adapters/<id>/run_<id>.yaml)
 ADAPTER_CONFIG = REPO / "adapters" / "video-arena" / "run_video-arena.yaml"
 #: the dataset folder each config names, and how make-harbor writes it (docs/HARBOR.md)
-DATASETS = {"harbor/video-arena": ("B", "docker"), "harbor/video-arena-a": ("A", "strict"),
+DATASETS = {"harbor/video-arena": ("B", "compose-none"), "harbor/video-arena-a": ("A", "strict"),
             "harbor/video-arena-phase": ("B", "phase")}
 
 

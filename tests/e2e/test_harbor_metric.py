@@ -43,7 +43,7 @@ def test_harbor_metric_equals_score_headline(sandbox_image, tmp_path):
         pytest.skip("needs two games with cases and videos (the built-in tasks tree)")
     games = games[:2]
     ds = tmp_path / "dataset-b"
-    generate(Options(out=ds, protocol="B", net="docker", media="mount", base_image=sandbox_image,
+    generate(Options(out=ds, protocol="B", net="compose-none", media="mount", base_image=sandbox_image,
                      tasks_root=root, games=games, limit=2, progress=False))
     folders = sorted(p.name for p in ds.iterdir() if (p / "task.toml").is_file())
     first = [t for t in folders if t.startswith(f"{games[0]}-")]

@@ -2,7 +2,7 @@
 
 `harbor run -a oracle` must score 1.0 on all four reward keys with solve.sh exiting 0 (it checks that
 the video and the B task text reached the sandbox), and `harbor run -a nop` 0.0 on all four with no
-exception, with --net docker (this machine has no Harbor egress control). The built-in tasks tree is
+exception, with --net compose-none (this machine has no Harbor egress control). The built-in tasks tree is
 used when some game has cases and their videos; otherwise the fixture tree (tests/fixtures/harbor_tree).
 `video-arena oracle-check --all` runs the same over every case.
 """
@@ -44,7 +44,7 @@ def test_oracle_scores_one_and_nop_zero_on_real_trials(sandbox_image, tmp_path):
     datasets = {}
     for protocol in S.PROTOCOLS:
         out = tmp_path / f"dataset-{protocol.lower()}"
-        res = generate(Options(out=out, protocol=protocol, net="docker", media="mount", base_image=base_image,
+        res = generate(Options(out=out, protocol=protocol, net="compose-none", media="mount", base_image=base_image,
                                tasks_root=root, games=games, limit=1, progress=False))
         assert len(res.tasks) == len(games) and not res.missing_media
         reports, dproblems = Validator(root, compose_available()).check_dataset(out, progress=False)

@@ -2,7 +2,7 @@
 test server from the host, scored by the task's verifier.
 
 Trials on the fixture cases paShort1 (12 s, 12 stills) and paLong02 (300.5 s, 256 stills), generated with
-`make-harbor --protocol A --net docker` (the container has no network; the agent's call leaves from
+`make-harbor --protocol A --net compose-none` (the container has no network; the agent's call leaves from
 the host, so it reaches the server on 127.0.0.1):
 
 1. both cases: the server replies with the ground truth after a one-row sketch -> reward 1.0 on
@@ -40,7 +40,7 @@ def dataset(sandbox_image, tmp_path_factory):
     root = tmp_path_factory.mktemp("pa_harbor")
     tree = make_tasks_tree(root / "tasks")
     out = root / "dataset-a"
-    res = generate(Options(out=out, protocol="A", net="docker", media="mount", base_image=sandbox_image,
+    res = generate(Options(out=out, protocol="A", net="compose-none", media="mount", base_image=sandbox_image,
                            tasks_root=tree, games=["chess"], progress=False))
     assert len(res.tasks) == 2 and not res.missing_media
     return tree, out

@@ -4,7 +4,7 @@
 
 The fixture tree (two 2-second chess cases, committed with their videos) keeps the cost at a few
 trials: oracle and nop from the registry (2 + 2), the resume check (2 or 3), and on podman one case,
-both protocols, oracle and nop, plus a network probe (5).  `video-arena oracle-check --env podman`
+both protocols, oracle and nop, plus a network probe (5).  `video-arena oracle-check --runtime podman`
 runs one case of every built-in game.
 """
 from __future__ import annotations
@@ -63,7 +63,7 @@ def published(sandbox_image, tmp_path_factory) -> dict:
     """The fixture tree as a copy-mode Protocol B dataset, published as video-arena-b@1.0.0."""
     work = tmp_path_factory.mktemp("publish")
     ds = work / "dataset-b"
-    res = generate(Options(out=ds, protocol="B", net="docker", media="copy", base_image=sandbox_image,
+    res = generate(Options(out=ds, protocol="B", net="compose-none", media="copy", base_image=sandbox_image,
                            tasks_root=TREE, progress=False))
     assert len(res.tasks) == 2
     repo = work / "repo"
@@ -199,7 +199,7 @@ def test_podman_runs_copy_mode_oracle_nop_and_has_no_network(podman_image, tmp_p
 
     # Protocol B only: the sandbox protocol is the one whose agent runs in the container; Protocol A's
     # tasks differ from B's in their files, not in what the runtime does with them (Docker runs both)
-    rc = oracle_check(["--env", "podman", "--tasks-root", str(TREE), "--limit", "1", "--image", podman_image,
+    rc = oracle_check(["--runtime", "podman", "--tasks-root", str(TREE), "--limit", "1", "--image", podman_image,
                        "--work", str(tmp_path), "--no-progress", "-n", "2", "--protocols", "B"])
     assert rc == 0
     configs = [json.loads(p.read_text()) for p in (tmp_path / "jobs").glob("*/config.json")]

@@ -1,6 +1,6 @@
 """Cluster push, end to end: `video-arena image push` to a real registry (Debian's docker-registry on
 loopback), a dataset pinned to the printed digest, `validate --require-pinned`, and a real Harbor
-oracle trial (--net docker, mount mode) whose sandbox image is pulled from that registry.
+oracle trial (--net compose-none, mount mode) whose sandbox image is pulled from that registry.
 
 To prove the bits come from the registry, the pushed image is the sandbox image plus one small layer
 of its own (a random nonce file), so no other local image holds that layer; after the push every local
@@ -199,7 +199,7 @@ def test_push_pin_validate_and_a_trial_that_pulls_from_the_registry(registry, pr
     datasets = {}
     for media in MODES:
         out = tmp_path / f"dataset-{media}"
-        gen = generate(Options(out=out, protocol="B", net="docker", media=media, base_image=pinned,
+        gen = generate(Options(out=out, protocol="B", net="compose-none", media=media, base_image=pinned,
                                tasks_root=FIXTURE_TREE, limit=1, progress=False))
         assert len(gen.tasks) == 1 and not gen.missing_media
         (task,) = [p for p in out.iterdir() if (p / "task.toml").is_file()]

@@ -50,7 +50,7 @@ def test_bench_tree_is_a_valid_tasks_tree_with_every_game(tmp_path):
                 assert "SYNTHETIC" in gt["v_definition"]
     assert not any(p.is_symlink() for p in tree.rglob("*"))  # Harbor's lint flags mounts through links
     out = tmp_path / "ds"
-    G.generate(G.Options(out=out, protocol="B", net="docker", tasks_root=tree, progress=False))
+    G.generate(G.Options(out=out, protocol="B", net="compose-none", tasks_root=tree, progress=False))
     reports, dproblems = V.Validator(tree, V.compose_available()).check_dataset(out, progress=False)
     assert dproblems == [] and len(reports) == 2 * len(summary)
     assert all(r.ok for r in reports), [(r.path.name, r.problems) for r in reports if not r.ok]

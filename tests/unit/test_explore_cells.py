@@ -1,9 +1,9 @@
-"""video_arena/explore/cells.py: what the explorer reads from a cell folder it did not write."""
+"""video_arena/explore/cell_view.py: what the explorer reads from a cell folder it did not write."""
 from __future__ import annotations
 
 import os
 
-from video_arena.explore import cells as C
+from video_arena.explore import cell_view as C
 
 
 def test_a_log_tail_never_follows_a_symlink_nor_blocks_on_a_fifo(tmp_path):

@@ -34,7 +34,7 @@ def test_adapter_layout_files():
 
 
 def test_adapter_entry_point_writes_what_make_harbor_writes(tmp_path):
-    opts = ["--protocol", "B", "--net", "docker", "--media", "copy", "--tasks-root", str(TREE), "--no-progress"]
+    opts = ["--protocol", "B", "--net", "compose-none", "--media", "copy", "--tasks-root", str(TREE), "--no-progress"]
     a = _run(["-m", "video_arena_adapter.main", "--output-dir", str(tmp_path / "adapter"), "--limit", "1", *opts],
              extra_path=str(ADAPTER / "src"))
     assert a.returncode == 0, a.stdout + a.stderr

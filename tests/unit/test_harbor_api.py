@@ -209,7 +209,7 @@ def test_atif_lines_are_the_agent_steps_of_every_trajectory():
     assert json.loads(lines[0])["tool_calls"] == [{"function": {"name": "bash", "arguments": {"c": "ls"}}}]
 
 
-@pytest.mark.parametrize("module", ["tasks", "speedups", "environments", "agents", "registry"])
+@pytest.mark.parametrize("module", ["task_models", "speedups", "environments", "agents", "registry"])
 def test_the_seam_modules_import(module):
     importlib.import_module(f"video_arena.harbor_api.{module}")
 

@@ -49,7 +49,7 @@ def compose(task: Path) -> dict:
 @pytest.fixture(scope="module")
 def b_mount(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("gen") / "b"
-    assert gen(out, "--net", "docker") == 0
+    assert gen(out, "--net", "compose-none") == 0
     return out
 
 
@@ -76,7 +76,7 @@ def test_b_task_toml_budget_users_network(b_mount):
     cfg = toml(b_mount / "chess-Fx7kQ2aB")
     assert cfg["task"]["name"] == "video-arena/chess-Fx7kQ2aB"
     assert cfg["artifacts"] == ["/app/answer.json"]
-    assert cfg["agent"] == {"timeout_sec": 7200.0, "user": "agent"}  # --net docker: no agent network_mode
+    assert cfg["agent"] == {"timeout_sec": 7200.0, "user": "agent"}  # --net compose-none: no agent network_mode
     assert cfg["verifier"]["environment_mode"] == "separate" and cfg["verifier"]["user"] == "root"
     env = cfg["environment"]
     assert env["docker_image"] == "video-arena/base:latest"
@@ -177,7 +177,7 @@ def test_copy_mode_is_lint_clean(a_copy):
 
 @pytest.mark.parametrize("net,env_mode,agent_mode,compose_none", [
     ("strict", "no-network", "no-network", True),
-    ("docker", "public", None, True),
+    ("compose-none", "public", None, True),
     ("phase", "public", "no-network", False),
 ])
 def test_network_modes_table(tmp_path, net, env_mode, agent_mode, compose_none):
@@ -197,7 +197,7 @@ def test_network_modes_table(tmp_path, net, env_mode, agent_mode, compose_none):
 
 def test_copy_with_net_docker_keeps_a_compose_without_mounts(tmp_path):
     out = tmp_path / "bc"
-    assert gen(out, "--media", "copy", "--net", "docker", "--limit", "1") == 0
+    assert gen(out, "--media", "copy", "--net", "compose-none", "--limit", "1") == 0
     main = compose(out / "chess-Fx7kQ2aB")["services"]["main"]
     assert main == {"entrypoint": [], "network_mode": "none"}
     df = (out / "chess-Fx7kQ2aB" / "environment" / "Dockerfile").read_text()
@@ -414,3 +414,14 @@ def test_b_solve_sh_checks_inputs_and_writes_the_answer(b_mount):
 def test_make_harbor_script_is_thin():
     text = (paths.REPO_ROOT / "make_harbor.py").read_text()
     assert "from video_arena.harbor.generate import main" in text and len(text.splitlines()) < 15
+
+
+def test_the_old_net_name_is_a_one_line_error_naming_the_new_one(tmp_path, capsys):
+    """The network mode is named for what it does (compose-none: the compose file's `network_mode: none`),
+    not after a runtime: the old `--net docker` writes nothing and names the new value in one line."""
+    from video_arena.harbor import generate as G
+
+    assert G.main(["--out", str(tmp_path / "ds"), "--net", "docker"]) == 2
+    assert capsys.readouterr().err.strip() == "make-harbor: --net docker is named --net compose-none now"
+    assert not (tmp_path / "ds").exists()
+    assert "docker" not in S.NET_MODES and "compose-none" in S.NET_MODES

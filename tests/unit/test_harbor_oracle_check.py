@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from video_arena.harbor import oracle_check as O
 
 ONES = {"reward": 1.0, "t1_f1": 1.0, "t2_macro_acc": 1.0, "t3_macro_acc": 1.0}
@@ -121,3 +123,15 @@ def test_a_background_video_that_differs_fails_the_main_job(tmp_path, capsys) ->
     assert "0 match the manifest" in out.out and "differs from its manifest" in out.err
     ok = O.MediaJob(None, [], [], log=tmp_path / "none.log")
     assert ok.finish() == 0  # nothing was rendered apart
+
+
+def test_the_runtime_flag_is_runtime_and_the_old_env_spelling_names_it(capsys):
+    """One flag name for the container runtime (`video-arena image --runtime`): oracle-check's old `--env`
+    is a one-line error naming the new flag, before anything runs."""
+    assert O.main(["--env", "podman"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "oracle-check: --env is named --runtime now (--runtime podman)"
+    with pytest.raises(SystemExit):
+        O.main(["--help"])
+    out = capsys.readouterr().out
+    assert "--runtime {docker,podman}" in out and "--env" not in out

@@ -21,7 +21,7 @@ PIN = "registry.example/video-arena/base@sha256:" + "a" * 64
 
 def _dataset(tmp_path: Path, media: str = "copy", base_image: str = PIN, name: str = "ds") -> Path:
     out = tmp_path / name
-    generate(Options(out=out, protocol="B", net="docker", media=media, base_image=base_image, tasks_root=TREE,
+    generate(Options(out=out, protocol="B", net="compose-none", media=media, base_image=base_image, tasks_root=TREE,
                      progress=False))
     return out
 

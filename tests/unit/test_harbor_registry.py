@@ -193,7 +193,7 @@ def test_push_without_docker_is_one_line(monkeypatch, capsys):
 # --- make-harbor --base-image and validate --------------------------------------------------------
 
 def gen(out: Path, *extra: str) -> int:
-    return G.main(["--out", str(out), "--tasks-root", str(TREE), "--no-progress", "--net", "docker", *extra])
+    return G.main(["--out", str(out), "--tasks-root", str(TREE), "--no-progress", "--net", "compose-none", *extra])
 
 
 @pytest.fixture(scope="module")

@@ -24,8 +24,8 @@ pytestmark = pytest.mark.usefixtures("no_tasks_env")
 def datasets(tmp_path_factory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("ds")
     out = {}
-    for name, extra in {"b_mount": ["--net", "docker"], "a_mount": ["--protocol", "A"],
-                        "b_copy": ["--media", "copy"], "a_copy": ["--protocol", "A", "--media", "copy", "--net", "docker"]}.items():
+    for name, extra in {"b_mount": ["--net", "compose-none"], "a_mount": ["--protocol", "A"],
+                        "b_copy": ["--media", "copy"], "a_copy": ["--protocol", "A", "--media", "copy", "--net", "compose-none"]}.items():
         assert G.main(["--out", str(base / name), "--tasks-root", str(TREE), "--no-progress", *extra]) == 0
         out[name] = base / name
     return out
@@ -227,7 +227,7 @@ def test_unreadable_video_is_caught_before_any_trial(tmp_path, capsys):
     video = tree / "chess" / "media" / "Gm4pR9zT.mp4"
     video.chmod(0o600)
     out = tmp_path / "ds"
-    assert G.main(["--out", str(out), "--tasks-root", str(tree), "--no-progress", "--net", "docker"]) == 0
+    assert G.main(["--out", str(out), "--tasks-root", str(tree), "--no-progress", "--net", "compose-none"]) == 0
     assert "not readable by other users" in capsys.readouterr().err
     v = V.Validator(tree, HAS_COMPOSE)
     assert v.check(out / "chess-Fx7kQ2aB").ok
@@ -276,7 +276,7 @@ def test_dockerfile_from_not_the_declared_base_image(validator, copy_task):
 
 def test_declared_base_image_comes_from_the_dataset_marker(datasets, tmp_path):
     out = tmp_path / "pinned"
-    assert G.main(["--out", str(out), "--tasks-root", str(TREE), "--no-progress", "--net", "docker",
+    assert G.main(["--out", str(out), "--tasks-root", str(TREE), "--no-progress", "--net", "compose-none",
                    "--base-image", "registry.example/va/base:1"]) == 0
     v = V.Validator(TREE, with_compose=False)
     reports, dproblems = v.check_dataset(out, progress=False)
@@ -528,7 +528,7 @@ def _swap_first_video(tree: Path) -> None:
 def test_a_swapped_video_is_refused_by_make_harbor(media, tmp_path, capsys):
     tree = _tree_with_manifest(tmp_path)
     _swap_first_video(tree)
-    rc = G.main(["--out", str(tmp_path / "ds"), "--media", media, "--net", "docker", "--tasks-root", str(tree),
+    rc = G.main(["--out", str(tmp_path / "ds"), "--media", media, "--net", "compose-none", "--tasks-root", str(tree),
                  "--no-progress"])
     err = capsys.readouterr().err
     assert rc == 1 and "manifest.json records" in err and err.count("\n") == 1, err
@@ -540,7 +540,7 @@ def test_a_swapped_video_is_a_validation_problem(media, tmp_path, monkeypatch):
     monkeypatch.delenv("VA_MEDIA_ROOT", raising=False)
     tree = _tree_with_manifest(tmp_path)
     ds = tmp_path / "ds"
-    G.generate(G.Options(out=ds, protocol="B", net="docker", media=media, tasks_root=tree, progress=False))
+    G.generate(G.Options(out=ds, protocol="B", net="compose-none", media=media, tasks_root=tree, progress=False))
     v = V.Validator(tree, with_compose=False)
     assert all(r.ok for r in v.check_dataset(ds, progress=False)[0])
     _swap_first_video(tree)

@@ -624,7 +624,7 @@ def test_answer_read_is_bounded_even_if_the_file_grows_after_the_size_check(J, t
 #: verifier's copy of the reward keys (used only when the judge itself cannot be loaded, held equal
 #: below) and the baselines' runner, whose bytes are an input of docs/RESULTS.md (its inputs digest:
 #: editing it needs a regenerated doc).  Everything else reads the judge's REWARD_KEYS, through
-#: video_arena/scoring/cells.py (the score tables, the explorer's template context) or the judge
+#: video_arena/scoring/metrics.py (the score tables, the explorer's template context) or the judge
 #: module (the Harbor templates' render context).  This list only shrinks.
 SPELL_METRIC_NAMES = {"harbor_templates/tests/score_harbor.py"}
 #: the directories (and the top-level scripts) whose source is searched, and the kinds of file read

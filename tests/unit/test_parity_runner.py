@@ -11,7 +11,7 @@ import pytest
 
 from scoring_helpers import ORACLE, b_run, make_job, make_tasks, trial, write_cell
 from video_arena.baselines import harbor as H
-from video_arena.baselines import parity as BP
+from video_arena.baselines import parity_runs as BP
 from video_arena.baselines import run as BR
 from video_arena.harbor import parity as HP
 

@@ -15,7 +15,7 @@ from video_arena.games.cli import ANSWER_SEED_BYTES
 from video_arena.protocol_b.preflight import PY_MODULES, run_preflight
 from video_arena.core.prompts import turn1_prompt
 from video_arena.core.results import redact
-from video_arena.protocol_b.cell import TemplateError, fill_template
+from video_arena.protocol_b.agent_cell import TemplateError, fill_template
 from video_arena.protocol_b.sandbox import (CELL_MARKER_ENV, SandboxError, agent_environment,
                                             check_sandbox_root, create_sandbox, forbidden_roots)
 from video_arena.protocol_b.states import MAX_ANSWER_BYTES, collect_answer, count_rows

@@ -24,7 +24,7 @@ PIN = "registry.example/video-arena/base@sha256:" + "a" * 64
 
 def _dataset(tmp_path: Path, tree: Path = TREE, name: str = "ds") -> Path:
     out = tmp_path / name
-    generate(Options(out=out, protocol="B", net="docker", media="copy", base_image=PIN, tasks_root=tree,
+    generate(Options(out=out, protocol="B", net="compose-none", media="copy", base_image=PIN, tasks_root=tree,
                      progress=False))
     return out
 

@@ -159,13 +159,13 @@ def run_job(dataset: Path, agent: str, job: str, jobs_dir: Path, n_tasks: int, m
 
 
 def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tasks_root: Path) -> str:
-    """Generate a Protocol B dataset (--net docker), run the agent on it, score the job; a note line."""
+    """Generate a Protocol B dataset (--net compose-none), run the agent on it, score the job; a note line."""
     why = harbor_ready()
     if why:
         return f"Harbor run not made: {why}."
     media_root = paths.media_root(tasks_root)
     dataset = out / "dataset-b"
-    res = generate(Options(out=dataset, protocol="B", net="docker", media="mount", tasks_root=tasks_root,
+    res = generate(Options(out=dataset, protocol="B", net="compose-none", media="mount", tasks_root=tasks_root,
                            games=games, limit=limit, force=True, progress=False))
     if res.missing_media:
         return f"Harbor run not made: {len(res.missing_media)} videos missing (e.g. {res.missing_media[0]})."
@@ -179,5 +179,5 @@ def run_perception_on_harbor(out: Path, games: list[str], limit: int | None, tas
         gs = system.games.get(g)
         if gs is not None and gs.means.get(SC.T1_F1) is not None:
             parts.append(f"{g} T1 {gs.means[SC.T1_F1]:.3f} (n={gs.n[SC.T1_F1]})")
-    return ("Harbor (`--harbor`, Protocol B dataset with `--net docker`, agent "
+    return ("Harbor (`--harbor`, Protocol B dataset with `--net compose-none`, agent "
             f"`{AGENT}`): " + ("; ".join(parts) or "no trial scored") + ".")

@@ -355,6 +355,12 @@ def overall_cell(ov: dict[str, Any], metric: str, n_columns: int) -> str:
     return text if k in (0, n_columns) else f"{text} ({k} of {n_columns} games)"
 
 
+#: The RESULTS tables' titles, keyed by metric name (a metric without one is titled by its label)
+TABLE_TITLES = {SC.T1_F1: "T1 (event F1)", SC.REWARD: "Headline reward (strict F1)",
+                SC.T2_MACRO_ACC: "T2 (delta, macro accuracy of matched rows)",
+                SC.T3_MACRO_ACC: "T3 (state, macro accuracy of matched rows)"}
+
+
 def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[float]], digest: str,
                limit: int | None, seed: int, pictures: dict[str, str], perception_rows: list[str],
                harbor_note: str, rate_table: dict[str, float] | None = None,
@@ -385,9 +391,8 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
         lines += ["Chance and majority rows per minute (each game's `[baselines] events_per_minute` in game.toml, "
                   "a prior from the game's tempo, not a statistic of the cases): "
                   + ", ".join(f"{g} {rate_table[g]:g}" for g in games if g in rate_table) + ".", ""]
-    for metric, title in ((SC.T1_F1, "T1 (event F1)"), (SC.REWARD, "Headline reward (strict F1)"),
-                          (SC.T2_MACRO_ACC, "T2 (delta, macro accuracy of matched rows)"),
-                          (SC.T3_MACRO_ACC, "T3 (state, macro accuracy of matched rows)")):
+    for metric in (SC.T1_F1, *(m for m in SC.METRICS if m != SC.T1_F1)):  # a table per metric the judge names
+        title = TABLE_TITLES.get(metric, SC.label_of(metric))
         lines += [f"## {title}", "", "| system | protocol | " + " | ".join(games) + " | overall |",
                   "|---|---|" + "---|" * (len(games) + 1)]
         for folder, label, proto in SYSTEMS:
@@ -433,7 +438,7 @@ def render_doc(scores: dict[str, Any], games: list[str], bounds: dict[str, list[
               "installs)",
               "",
               "and on Harbor, inside the sandbox image, on a Protocol B dataset (`video-arena make-harbor --protocol B "
-              "--net docker`): `PYTHONPATH=. harbor run -p DATASET -a agents.perception_agent:PerceptionAgent`.",
+              "--net compose-none`): `PYTHONPATH=. harbor run -p DATASET -a agents.perception_agent:PerceptionAgent`.",
               "",
               "Its T1 is the pixel-level check of the cases: a ground-truth event it cannot find within 3 s in "
               "the video, or an event it sees that the ground truth lacks, is listed here per case.",

@@ -1,7 +1,7 @@
 """A second container runtime for Harbor trials: rootful Podman (Harbor's `-e podman`).
 
     video-arena image build --runtime podman     # build with Docker (or reuse), then load it into Podman
-    video-arena oracle-check --env podman        # copy-mode datasets, harbor run -e podman, + a network probe
+    video-arena oracle-check --runtime podman        # copy-mode datasets, harbor run -e podman, + a network probe
 
 Harbor's podman environment is its Docker orchestrator with the Podman CLI: `podman` for the engine
 and a compose frontend.  Debian bookworm has podman 4.3, which has no `podman compose` (4.7+), so

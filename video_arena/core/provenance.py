@@ -54,12 +54,19 @@ def _text(path: Path) -> str:
     return data.decode("utf-8")
 
 
-def _run(cell: Path) -> dict[str, Any]:
-    """The cell's run.json as written (core/results.py read_run); ValueError when it cannot be read."""
+def _run(cell: Path) -> R.RunRecord:
+    """The cell's run record, typed (core/results.py read_run); ValueError when it cannot be read."""
     rec, err = R.read_run(cell)
     if rec is None:
         raise ValueError(err)
-    return rec.as_read()
+    return rec
+
+
+def _game_case(run: R.RunRecord) -> tuple[str, str]:
+    """The game and case the record names; KeyError when it names none (or not as text)."""
+    if run.game is None or run.case_id is None:
+        raise KeyError("game" if run.game is None else "case_id")
+    return run.game, run.case_id
 
 
 def rebuild_request_sha256(cell_dir: str | PathLike, tasks_root: str | PathLike | None = None,
@@ -70,17 +77,20 @@ def rebuild_request_sha256(cell_dir: str | PathLike, tasks_root: str | PathLike 
     read once)."""
     cell = Path(cell_dir)
     run, receipt = _run(cell), _load(cell / "receipt.json")
+    a = run.protocol_a
     # run-a keeps its condition in <out>/_conditions/, the Harbor agent in the trial's agent/_conditions/
     cond, why = (conditions or ConditionFiles()).find(
-        run.get("condition_sha256"), [cell.parent.parent / CONDITIONS_SUBDIR, cell / CONDITIONS_SUBDIR])
+        R.or_none(a.condition_sha256), [cell.parent.parent / CONDITIONS_SUBDIR, cell / CONDITIONS_SUBDIR])
     if cond is None:
         raise ValueError(why)
     if instruction_path is None:
-        instruction_path = resolve(run["game"], run["case_id"], tasks_root)["instruction"]
+        instruction_path = resolve(*_game_case(run), tasks_root)["instruction"]
     ts = receipt["video_ts"]
     prompt = protocol_a_prompt(instruction_path, ts)
     shas = [f["sha256"] for f in receipt["frames"]]
-    body = reference_body(cond, RequestOptions.from_record(run["request_params"]), prompt, shas)
+    if not a.recorded(a.request_params):
+        raise KeyError("request_params")
+    body = reference_body(cond, RequestOptions.from_record(a.request_params), prompt, shas)
     return request_sha256(body), {"condition": cond, "prompt": prompt, "instruction_path": instruction_path}
 
 
@@ -92,9 +102,9 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
         run = _run(cell)
     except ValueError as exc:
         return False, f"no readable run.json: {exc}"
-    if run.get("protocol") != "A":
-        return False, f"not a Protocol A cell (protocol {run.get('protocol')!r})"
-    if run.get("stop_reason") == "harness_error":
+    if run.protocol != "A":
+        return False, f"not a Protocol A cell (protocol {run.as_read().get('protocol')!r})"
+    if run.stop_reason == R.HARNESS_ERROR:
         return False, "harness_error: the call never got a reply (missing, not scored)"
     problems: list[str] = []
     try:
@@ -103,22 +113,25 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
     except (OSError, KeyError, ValueError, LookupError, TypeError, OverflowError) as exc:
         return False, f"cannot rebuild the request: {type(exc).__name__}: {exc}"
     cond = det["condition"]
-
-    if rebuilt != run.get("request_sha256"):
-        problems.append(f"request hash mismatch: recorded {str(run.get('request_sha256'))[:12]}, "
+    a = run.protocol_a
+    recorded_request = R.or_none(a.request_sha256)
+    if rebuilt != recorded_request:
+        problems.append(f"request hash mismatch: recorded {str(recorded_request)[:12]}, "
                         f"rebuilt {rebuilt[:12]}")
-    if receipt.get("request_sha256") != run.get("request_sha256"):
+    if receipt.get("request_sha256") != recorded_request:
         problems.append("receipt and run record carry different request hashes")
     delivered = text_digest(instruction_for("video", det["instruction_path"]))
-    if run.get("instruction_sha256") != delivered:
+    if run.instruction_sha256 != delivered:
         problems.append("instruction digest differs from the case's instruction rendered for Protocol A")
     # the grid: the recorded timestamps must be the condition's grid for this duration
     try:
-        s = run["sampling"]
+        if not a.recorded(a.sampling):
+            raise KeyError("sampling")
+        s = a.sampling
         base = cond.grid()
         if s["longest_side"] != base.longest_side or s["jpeg_q"] < base.jpeg_q or s["max_frames"] > base.max_frames:
             problems.append(f"sampling {s} is not the condition's grid or a recorded degradation of it")
-        degraded_keys = {d.get("kind") for d in run.get("degradations", [])}
+        degraded_keys = {d.get("kind") for d in ([] if a.degradations is R.UNSET else a.degradations)}
         if s["jpeg_q"] != base.jpeg_q and "jpeg_q" not in degraded_keys:
             problems.append("jpeg_q differs from the condition but no degradation is recorded")
         if s["max_frames"] != base.max_frames and "max_frames" not in degraded_keys:
@@ -131,7 +144,7 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
         if G.grid_count(duration, spec) != len(ts) or any(
                 abs(a - float(b)) > 1e-6 for a, b in zip(ts, G.grid_times(duration, spec)[0])):
             problems.append("video_ts is not the condition's grid for the recorded duration")
-        if len(receipt["frames"]) != len(ts) or run.get("frames_used") != len(ts):
+        if len(receipt["frames"]) != len(ts) or R.or_none(a.frames_used) != len(ts):
             problems.append("frame count differs between receipt, video_ts and run record")
     except (KeyError, TypeError, ValueError, ArithmeticError, G.GridError) as exc:
         problems.append(f"malformed sampling record: {exc!r}")
@@ -147,7 +160,7 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
         answer = _load(cell / "answer.json")
         if answer != expected:
             problems.append("answer.json is not the answer extracted from reply.txt")
-        if run.get("answer_state") != ("answered" if extract_answer(reply) is not None else "no_answer"):
+        if run.answer_state != ("answered" if extract_answer(reply) is not None else "no_answer"):
             problems.append("answer_state disagrees with reply.txt")
     except (OSError, ValueError) as exc:
         problems.append(f"answer/reply not readable: {exc}")
@@ -159,15 +172,16 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
     return (not problems), ("ok" if not problems else "; ".join(problems))
 
 
-def _case_media_sha(run: dict[str, Any], tasks_root) -> str | None:
+def _case_media_sha(run: R.RunRecord, tasks_root) -> str | None:
     """The case's media SHA-256 as the tasks tree records it: `tasks/<game>/manifest.json`
     (cases[].media_sha256, written by build-cases), else a digest in its cases.json entry."""
     try:
-        r = resolve(run["game"], run["case_id"], tasks_root)
+        game, case_id = _game_case(run)
+        r = resolve(game, case_id, tasks_root)
     except (LookupError, OSError, ValueError, TypeError):
         return None
     try:
-        entry = TasksTree(r["tasks_root"]).manifest_cases(run["game"]).get(run["case_id"], {})
+        entry = TasksTree(r["tasks_root"]).manifest_cases(game).get(case_id, {})
     except TasksTreeError:
         entry = {}
     if isinstance(entry.get("media_sha256"), str):

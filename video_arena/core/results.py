@@ -327,7 +327,7 @@ class ProtocolExtras:
 
 @dataclass
 class ProtocolARecord(ProtocolExtras):
-    """Protocol A's keys (video_arena/protocol_a/cell.py; docs/PROTOCOLS.md lists them)."""
+    """Protocol A's keys (video_arena/protocol_a/request_cell.py; docs/PROTOCOLS.md lists them)."""
     runner: str = UNSET
     condition: str = UNSET
     condition_sha256: str = UNSET
@@ -364,7 +364,7 @@ class ProtocolARecord(ProtocolExtras):
 
 @dataclass
 class ProtocolBRecord(ProtocolExtras):
-    """Protocol B's keys (video_arena/protocol_b/cell.py; docs/PROTOCOLS.md lists them)."""
+    """Protocol B's keys (video_arena/protocol_b/agent_cell.py; docs/PROTOCOLS.md lists them)."""
     exit_code: int | None = UNSET
     kill_to_gone_s: float | None = UNSET
     turns_used: int | None = UNSET
@@ -454,8 +454,8 @@ def read_run(cdir: str | os.PathLike) -> tuple[RunRecord | None, str]:
 # the digests a runner always writes
 # --------------------------------------------------------------------------------------------------
 #: The digests each runner writes into the record of every cell that ran (docs/PROTOCOLS.md, the run.json
-#: keys): run-a (protocol_a/cell.py, also the Protocol A Harbor agent's agent/run.json) and run-b
-#: (protocol_b/cell.py).  A record of a cell that ran without one of them is an integrity error for every
+#: keys): run-a (protocol_a/request_cell.py, also the Protocol A Harbor agent's agent/run.json) and run-b
+#: (protocol_b/agent_cell.py).  A record of a cell that ran without one of them is an integrity error for every
 #: reader: without `answer_sha256` a changed answer would be judged, without `instruction_sha256` a
 #: changed instruction would go unnoticed.
 RUNNER_DIGESTS = {

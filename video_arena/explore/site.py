@@ -40,7 +40,7 @@ import jinja2
 from video_arena import paths
 from video_arena.core import results as R
 from video_arena.core.tasks import TasksTree
-from video_arena.explore import cells as C
+from video_arena.explore import cell_view as C
 from video_arena.explore import stills as ST
 from video_arena.scoring import caveats as CV
 from video_arena.scoring import cells as SC
@@ -317,7 +317,7 @@ def _collect(systems, root: Path, tmp: Path, scrub: C.Scrubber, stills_src: "ST.
                 tail, cut = C.text_tail(p, 16 * 1024)
                 if tail is not None:
                     v.logs.append({"name": p.name, "text": scrub.text(tail), "cut": cut})
-            hist = (run or {}).get("answer_history")
+            hist = R.RunRecord.from_doc(run).protocol_b.answer_history if run else R.UNSET  # typed, as read
             if isinstance(hist, list):
                 v.history = [h for h in hist if isinstance(h, dict)][:500]
             receipt = C.read_json(files.receipt)
@@ -369,7 +369,8 @@ def _write_pages(env: jinja2.Environment, tmp: Path, systems, views, comparison,
     conditions = [s.conditions() for s in systems]  # the dimensions `score` refuses to mix
     score_rows = SO.csv_rows(systems)
     games = sorted({g for s in systems for g in s.games})
-    common = {"systems": systems, "games": games, "metrics": SC.METRICS, "metric_labels": SC.LABELS}
+    common = {"systems": systems, "games": games, "metrics": SC.METRICS, "headline": SC.REWARD, "tiers": SC.TIERS,
+              "zero_filled": tuple(SC.ZERO_FILLED), "metric_labels": {m: SC.label_of(m) for m in SC.METRICS}}
     page = env.get_template("index.html.j2").render(
         **common, root="", rows=score_rows, comparison=comparison, conditions=conditions,
         warnings=[scrub.text(w) for s in systems for w in s.warnings][:200],

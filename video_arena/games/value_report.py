@@ -51,7 +51,7 @@ def visible_ceiling(plugin, gts: list[dict[str, Any]]) -> dict[str, Any]:
     from video_arena.core.judge_loader import load_judge
 
     judge = load_judge()
-    _, _, t2_key, t3_key = judge.REWARD_KEYS    # the headline, T1, T2, T3 (the judge names them)
+    t2_key, t3_key = judge.REWARD_KEYS[2:4]    # after the headline and T1: T2, T3 (the judge names them)
     rows = []
     for gt in gts:
         reward = judge.reward_of(judge.judge(gt, visible_answer(plugin, gt)))

@@ -2,7 +2,7 @@
 
     video-arena make-harbor --out harbor/video-arena                      # Protocol B, --net strict
     video-arena make-harbor --out harbor/video-arena-a --protocol A
-    video-arena make-harbor --out harbor/va-local --net docker            # Docker hosts without egress control
+    video-arena make-harbor --out harbor/va-local --net compose-none            # Docker hosts without egress control
     video-arena make-harbor --out harbor/va-cloud --media copy --base-image REGISTRY/video-arena/base@sha256:<64 hex>
 
 Each case becomes `<out>/<game>-<case_id>/` (docs/HARBOR.md, "A task folder"):
@@ -45,7 +45,7 @@ from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
 from video_arena.core.tasks import TasksTree, TasksTreeError, manifest_cases, media_digest_problem, media_rel
 from video_arena.harbor import spec as S
-from video_arena.harbor_api import tasks as HT
+from video_arena.harbor_api import task_models as HT
 from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
 from video_arena.cli_args import comma_list
@@ -402,7 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", required=True, type=Path, help="the dataset folder to write (replaced only with --force)")
     ap.add_argument("--protocol", choices=S.PROTOCOLS, default="B", type=str.upper,
                     help="B: agentic, the default; A: one request, run with the ProtocolA agent")
-    ap.add_argument("--net", choices=list(S.NET_MODES), default="strict",
+    ap.add_argument("--net", choices=[*S.NET_MODES, *S.OLD_NET_NAMES], default="strict",
+                    metavar="{" + ",".join(S.NET_MODES) + "}",
                     help="how offline is enforced: " + "; ".join(f"{m.name}: {m.use}" for m in S.NET_MODES.values()))
     ap.add_argument("--media", choices=S.MEDIA_MODES, default="mount",
                     help=f"mount: compose mounts ${S.MEDIA_ENV}/<game>/media/<case_id>.mp4 read-only (Docker only); "
@@ -432,6 +433,9 @@ def options_from_args(a: argparse.Namespace) -> Options:
 
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
+    if a.net in S.OLD_NET_NAMES:
+        print(f"make-harbor: --net {a.net} is named --net {S.OLD_NET_NAMES[a.net]} now", file=sys.stderr)
+        return 2
     try:
         res = generate(options_from_args(a))
     except (GenerateError, FileNotFoundError, ValueError) as exc:

@@ -7,12 +7,12 @@
                                              # while the trials run: the README's main job
     video-arena oracle-check --all           # every case
     video-arena oracle-check --limit 3 --protocols B -n 4
-    video-arena oracle-check --env podman    # copy-mode datasets on Harbor's podman environment, plus a
+    video-arena oracle-check --runtime podman    # copy-mode datasets on Harbor's podman environment, plus a
                                              # network probe from inside a trial
 
 1. makes Docker usable (starts the daemon, links the compose plugin: `video-arena docker`);
 2. builds the sandbox image, or reuses it when present (`video-arena image build`);
-3. generates Protocol A and B datasets with --net docker (mount media) and validates them offline;
+3. generates Protocol A and B datasets with --net compose-none (mount media) and validates them offline;
 4. runs `harbor run -a oracle` and then `harbor run -a nop` on each dataset;
 5. reads every trial's result.json and prints a table.
 
@@ -379,11 +379,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render-media", action="store_true",
                     help="first re-render every built-in video from the committed ground truth and check it "
                          "against the manifest (build-cases --media-only), building the image meanwhile")
-    ap.add_argument("--env", choices=tuple(RUNTIMES), default="docker",
-                    help="Harbor's environment: docker (mount-mode datasets, the default) or podman (copy-mode "
+    ap.add_argument("--runtime", choices=tuple(RUNTIMES), default="docker",
+                    help="the container runtime, as in `video-arena image --runtime` (Harbor's environment of "
+                         "the same name): docker (mount-mode datasets, the default) or podman (copy-mode "
                          "datasets, the Docker-built image loaded into Podman, and a network probe trial)")
+    ap.add_argument("--env", dest="old_env", help=argparse.SUPPRESS)  # the old name: a one-line error
     ap.add_argument("--no-progress", action="store_true", help="no progress bars (also: VA_NO_PROGRESS=1)")
     a = ap.parse_args(argv)
+    if a.old_env is not None:
+        print(f"oracle-check: --env is named --runtime now (--runtime {a.old_env})", file=sys.stderr)
+        return 2
     t0 = time.monotonic()
     protocols = [p.upper() for p in comma_list(a.protocols)]
     if not protocols or any(p not in S.PROTOCOLS for p in protocols):
@@ -417,7 +422,7 @@ def _check(a: argparse.Namespace, t0: float, protocols: list[str], agents: tuple
     rc = docker_and_image(a.image, a.rebuild)
     if rc:
         return rc
-    runtime = RUNTIMES[a.env]
+    runtime = RUNTIMES[a.runtime]
     try:
         for line in runtime.prepare(a.image):
             print(line, flush=True)
@@ -439,7 +444,7 @@ def _check(a: argparse.Namespace, t0: float, protocols: list[str], agents: tuple
     for protocol in protocols:
         out = work / f"dataset-{protocol.lower()}"
         try:
-            res = generate(Options(out=out, protocol=protocol, net="docker", media=media_mode, base_image=a.image,
+            res = generate(Options(out=out, protocol=protocol, net="compose-none", media=media_mode, base_image=a.image,
                                    tasks_root=tasks_root, games=games, limit=None if a.all else a.limit,
                                    force=True, progress=not a.no_progress))
         except (GenerateError, FileNotFoundError, ValueError) as exc:
@@ -463,14 +468,14 @@ def _check(a: argparse.Namespace, t0: float, protocols: list[str], agents: tuple
         datasets[protocol] = out
 
     trials = check_jobs(datasets, work / "jobs", stamp, media_root, a.n_concurrent, agents=agents,
-                        show_progress=not a.no_progress, side_by_side=side_by_side(a.env, a.one_job_at_a_time),
-                        env_type=a.env)
+                        show_progress=not a.no_progress, side_by_side=side_by_side(a.runtime, a.one_job_at_a_time),
+                        env_type=a.runtime)
     print()
     print_table(trials)
     failed = [t for t in trials if not t.ok]
     if runtime.network_probe:
-        probe = network_probe(next(iter(datasets.values())), work / "jobs", stamp, media_root, a.env)
-        print(f"network probe ({a.env}, from inside a trial): {'offline' if probe.ok else 'FAIL'}: "
+        probe = network_probe(next(iter(datasets.values())), work / "jobs", stamp, media_root, a.runtime)
+        print(f"network probe ({a.runtime}, from inside a trial): {'offline' if probe.ok else 'FAIL'}: "
               f"{probe.exception or 'no network'}")
         if not probe.ok:
             failed.append(probe)

@@ -249,7 +249,7 @@ the games {', '.join(games)}; each is scored by the same stdlib judge as the pro
 <game>-<case_id>/
     task.toml           budget, separate root verifier, agent user `agent`, artifact /app/answer.json
     instruction.md
-    environment/        Dockerfile (FROM {marker.get('base_image')}), match.mp4, answer.json (the empty seed){', instruction.md' if protocol == 'B' else ''}{', docker-compose.yaml (network_mode: none)' if marker.get('net') == 'docker' else ''}
+    environment/        Dockerfile (FROM {marker.get('base_image')}), match.mp4, answer.json (the empty seed){', instruction.md' if protocol == 'B' else ''}{', docker-compose.yaml (network_mode: none)' if marker.get('net') == 'compose-none' else ''}
     tests/              test.sh, score_harbor.py, judge.py, gt.json, case.json (verifier only)
     solution/           solve.sh, answer.json (oracle only)
 ```
@@ -285,7 +285,7 @@ Harbor jobs recorded, each trial's answer re-judged with the project's judge ({c
 
 ## Notes & Caveats
 
-- The network: `--net {marker.get('net')}`{' (compose `network_mode: none`, for Docker/Podman hosts without Harbor egress control; cloud environments need a --net strict dataset)' if marker.get('net') == 'docker' else ' (`[environment] network_mode = "no-network"`: the environment must enforce it)'}.
+- The network: `--net {marker.get('net')}`{' (compose `network_mode: none`, for Docker/Podman hosts without Harbor egress control; cloud environments need a --net strict dataset)' if marker.get('net') == 'compose-none' else ' (`[environment] network_mode = "no-network"`: the environment must enforce it)'}.
 - The base image is {'pinned by digest' if marker.get('base_image_pinned') else 'a tag, not a digest: only hosts where that tag is the same image run the same bits'}.
 - Each trial asks for {S.CPUS} CPUs and {S.MEMORY_MB} MB; a smaller host needs `--override-cpus`, which is a smaller budget than the benchmark's.
 - Report the mean of the per-game means with n; a trial that ends in a harness exception is missing, not 0.0.

@@ -57,14 +57,18 @@ class NetMode:
     use: str
 
 
+#: The network modes by name (`make-harbor --net`).  "compose-none" was called "docker" (a runtime's
+#: name): make-harbor refuses the old name in one line naming the new one (OLD_NET_NAMES).
 NET_MODES: dict[str, NetMode] = {
     "strict": NetMode("strict", "no-network", "no-network", True,
                       "agents whose model calls leave from the host (terminus-2, oracle); needs Harbor egress control"),
-    "docker": NetMode("docker", "public", None, True,
-                      "the same on Docker hosts without Harbor egress control: Docker is the only isolation layer"),
+    "compose-none": NetMode("compose-none", "public", None, True,
+                            "the same on Docker or Podman hosts without Harbor egress control: the compose file's "
+                            "`network_mode: none` is the only isolation layer"),
     "phase": NetMode("phase", "public", "no-network", False,
                      "installed agents that call their model from inside (claude-code, codex, ...); needs egress control"),
 }
+OLD_NET_NAMES = {"docker": "compose-none"}
 MEDIA_MODES = ("mount", "copy")
 PROTOCOLS = ("A", "B")
 
@@ -99,9 +103,9 @@ def delivered_texts(protocol: str, instruction_path: str | Path) -> dict[str, st
 
 def compose_needed(media: str, net: str) -> bool:
     """Mount mode always needs the compose file (its bind mounts). Copy mode needs one only for
-    --net docker, where `network_mode: none` is the only isolation; strict and phase copy-mode tasks
+    --net compose-none, where `network_mode: none` is the only isolation; strict and phase copy-mode tasks
     are Dockerfile-only, which is what Harbor's cloud environments accept."""
-    return media == "mount" or net == "docker"
+    return media == "mount" or net == "compose-none"
 
 
 def cpu_override_args() -> list[str]:

@@ -62,7 +62,7 @@ from video_arena.harbor.generate import (Options, media_world_readable, task_con
 from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
 from video_arena.harbor_api import speedups as HS
-from video_arena.harbor_api import tasks as HT
+from video_arena.harbor_api import task_models as HT
 
 _DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
 

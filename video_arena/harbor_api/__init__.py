@@ -4,7 +4,7 @@ knows about the folders Harbor writes, for the one Harbor release pyproject.toml
     version.py       HARBOR_VERSION (the pin; a test holds it to pyproject.toml) and the version gate
     trials.py        Harbor's job and trial folders: result.json and config.json as read, trial names,
                      ATIF trajectories (stdlib only: the readers import it without importing Harbor)
-    tasks.py         task loading (TaskConfig, Task, the verifier mode) and `harbor lint`
+    task_models.py   task loading (TaskConfig, Task, the verifier mode) and `harbor lint`
     speedups.py      validate's two replacements of Harbor internals, on only with HARBOR_VERSION
     environments.py  Harbor's environment registry and what each class declares it can run
     agents.py        what a Harbor agent subclasses and reads (BaseAgent, its environment and context)

@@ -3,7 +3,7 @@
     engine.py      the call: retries, redraws, degradations (the reference body and its hash are
                    core/request.py, which the scorer's check, core/provenance.py, rebuilds)
     server_limits.py  what a server's refusal says: image cap, context overflow, body size
-    cell.py        one cell end to end: answer.json, run.json, prompt.txt, reply.txt, receipt.json
+    request_cell.py one cell end to end: answer.json, run.json, prompt.txt, reply.txt, receipt.json
     runner.py      `video-arena run-a` / run_protocol_a.py
     harbor_agent.py  the ProtocolA Harbor agent (agents/protocol_a_agent.py re-exports it)
 

@@ -41,7 +41,7 @@ from video_arena.digests import sha256_bytes
 from video_arena.harbor_api.agents import AgentCapabilities, AgentContext, BaseAgent, BaseEnvironment, extra_env
 from video_arena.harbor_api.trials import trial_task
 from video_arena.media import grid as G
-from video_arena.protocol_a.cell import execute_cell
+from video_arena.protocol_a.request_cell import execute_cell
 from video_arena.core.condition import CONDITIONS_SUBDIR, load_condition
 from video_arena.core.results import HarborAgentMetadata, or_none
 from video_arena.core.request import RequestOptions, check_extra_body

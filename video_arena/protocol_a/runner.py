@@ -5,7 +5,7 @@
                       [--reasoning-effort E] [--enable-thinking true|false] [--force] [--tasks-root DIR]
 
 The API key comes from $OPENAI_API_KEY (the base URL from --base-url or $OPENAI_BASE_URL).  One
-folder per cell, <out>/<game>/<case_id>/ (see video_arena.protocol_a.cell).  Resumable: a cell
+folder per cell, <out>/<game>/<case_id>/ (see video_arena.protocol_a.request_cell).  Resumable: a cell
 that ran (video_arena/core/results.py `cell_status`) is skipped unless --force; a cell that ended in
 harness_error is run again.  Stills are cached per (media SHA-256, grid) under --cache-dir, so a sweep over many models
 samples each video once.
@@ -28,7 +28,7 @@ from video_arena.core import results as R
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, resolve
 from video_arena.media import grid as G
-from video_arena.protocol_a.cell import execute_cell
+from video_arena.protocol_a.request_cell import execute_cell
 from video_arena.core.condition import CONDITIONS_SUBDIR, ConditionError, is_versioned, load_condition
 from video_arena.core.request import RequestOptions, check_extra_body
 from video_arena.cli_args import comma_list

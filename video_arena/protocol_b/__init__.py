@@ -1,7 +1,7 @@
 """Protocol B (agentic): sandbox, preflight, process-tree runner, answer states.
 
     runner.py     `video-arena run-b` (thin CLI): arguments, checks before the first cell, the pool, resume
-    cell.py       one cell end to end: sandbox, template, spawn, collect, audit, run.json (via core/results.py)
+    agent_cell.py one cell end to end: sandbox, template, spawn, collect, audit, run.json (via core/results.py)
     spawn.py      the start wrapper and marker, the capped log pumps, the two spawn strategies
     sandbox.py    the three-file sandbox outside the repository, the agent's scrubbed environment
     isolation.py  bubblewrap: the agent's own PID and mount namespace (allow-list), no capabilities

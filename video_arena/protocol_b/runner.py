@@ -39,7 +39,7 @@ from video_arena.core.tasks import iter_cases
 from video_arena.progress import bar as progress_bar
 from video_arena.protocol_b import procs
 from video_arena.core.results import redact
-from video_arena.protocol_b.cell import (DEFAULT_LOG_CAP_MB, PLACEHOLDERS, RunConfig, TemplateError, fill_template,
+from video_arena.protocol_b.agent_cell import (DEFAULT_LOG_CAP_MB, PLACEHOLDERS, RunConfig, TemplateError, fill_template,
                                          run_cell)
 from video_arena.protocol_b.isolation import MODE_BWRAP, IsolationError, agent_command_problem, make_isolation
 from video_arena.protocol_b.preflight import run_preflight

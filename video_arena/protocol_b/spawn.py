@@ -1,7 +1,7 @@
 """How a Protocol B cell's agent is started, watched and stopped: the start wrapper (a start marker
 the runner reads: no marker = the agent never ran), the capped log pumps, and the two spawn
 strategies: under bwrap in the cell's own PID and mount namespaces (isolation.py), or, with
---no-isolation, under the shepherd with /proc scans (procs.py, shepherd.py).  Used by cell.py.
+--no-isolation, under the shepherd with /proc scans (procs.py, shepherd.py).  Used by agent_cell.py.
 """
 from __future__ import annotations
 

@@ -22,25 +22,14 @@ from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core import tasks as T
 from video_arena.core.condition import ConditionFiles
-from video_arena.core.judge_loader import load_judge
 from video_arena.digests import sha256_bytes
 from video_arena.scoring import caveats as CV
+# the metric names (the judge's REWARD_KEYS) and their display tables, re-exported for SC.<name> readers
+from video_arena.scoring.metrics import (ALL_METRICS, ALWAYS_DEFINED, LABELS, METRICS, N_COLUMN,  # noqa: F401
+                                         REWARD, SHORT, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC, TIERS, ZERO_FILLED,
+                                         label_of)
 
 BENCHMARK_TOLERANCE_S = 3.0
-#: The metric names, in the judge's order (judge/judge.py REWARD_KEYS): every other module reads them
-#: from here (by these names) rather than spelling them.
-METRICS = load_judge().REWARD_KEYS
-REWARD, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC = METRICS
-#: the tiers scored on T1-matched rows only (None for a cell without a match)
-TIERS = (T2_MACRO_ACC, T3_MACRO_ACC)
-#: each metric's label in the explorer's pages
-LABELS = {REWARD: "reward", T1_F1: "T1 F1", T2_MACRO_ACC: "T2 macro", T3_MACRO_ACC: "T3 macro"}
-#: T2/T3 with a cell that has no T1 match counted as 0.0 (Harbor's reward.json convention): the
-#: labelled second column; the headline T2/T3 are the conditional ones above (docs/SCORING.md).
-ZERO_FILLED = {"t2_zero_filled": T2_MACRO_ACC, "t3_zero_filled": T3_MACRO_ACC}
-ALL_METRICS = METRICS + tuple(ZERO_FILLED)
-#: Metrics that are always defined for a scored cell; T2/T3 are None without a T1 match.
-ALWAYS_DEFINED = (REWARD, T1_F1)
 #: Answer states (video_arena/core/results.py): those of a run that ran and left no answer score 0.0
 NO_ANSWER_STATES = R.NO_ANSWER_STATES
 ANSWER_STATES = R.ANSWER_STATES

@@ -80,29 +80,21 @@ def format_system(s: SS.SystemScore) -> str:
     multi = any(gs.multi_attempt for gs in s.games.values())
     trials_hdr = f" {'trials':>7}" if multi else ""
     hdr = (f"  {'game':<11} {'scored':>7}{trials_hdr} {'0-row':>5} {'miss':>4} {'ovfl':>4} {'excl':>4} {'fmt':>3}  "
-           f"{SC.REWARD:>6} {'95% CI':<16}  {SC.T1_F1:>6}  {'t2_macro (n)':>13}  {'t3_macro (n)':>13}  {'t2|t3 zf':>11}")
+           f"{metric_headings()}")
     lines.append(hdr)
     lines.append("  " + "-" * (len(hdr) - 2))
     for g, gs in s.games.items():
         c = gs.counts
         excl = c["excluded"]
-        zf = f"{_f(gs.means['t2_zero_filled'])}|{_f(gs.means['t3_zero_filled'])}"
-        t2 = f"{_f(gs.means[SC.T2_MACRO_ACC])} ({gs.n[SC.T2_MACRO_ACC]})"
-        t3 = f"{_f(gs.means[SC.T3_MACRO_ACC])} ({gs.n[SC.T3_MACRO_ACC]})"
         trials = f" {f'{gs.n_scored}/{len(gs.cells)}':>7}" if multi else ""
         ovfl = c["context_overflow"]
         lines.append(f"  {g:<11} {f'{gs.n_scored_cases}/{gs.n_cases}':>7}{trials} {c['zero_rows']:>5} {c[SC.STATUS_MISSING]:>4} "
-                     f"{ovfl:>4} {excl:>4} {c['format_error']:>3}  {_f(gs.means[SC.REWARD]):>6} {_ci(gs.ci[SC.REWARD]):<16}  "
-                     f"{_f(gs.means[SC.T1_F1]):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
+                     f"{ovfl:>4} {excl:>4} {c['format_error']:>3}  {metric_cells(gs.means, gs.n, gs.ci)}")
     o = s.overall()
     lines.append("  " + "-" * (len(hdr) - 2))
     n_g = len(o["games"])
-    t2 = f"{_f(o['means'][SC.T2_MACRO_ACC])} ({o['n_games'][SC.T2_MACRO_ACC]}g)"
-    t3 = f"{_f(o['means'][SC.T3_MACRO_ACC])} ({o['n_games'][SC.T3_MACRO_ACC]}g)"
     label = f"overall ({n_g} game{'s' if n_g != 1 else ''}: mean of game means)"
-    zf = f"{_f(o['means']['t2_zero_filled'])}|{_f(o['means']['t3_zero_filled'])}"
-    lines.append(f"  {label:<{49 + len(trials_hdr)}} {_f(o['means'][SC.REWARD]):>6} {_ci(o['ci95'][SC.REWARD]):<16}  "
-                 f"{_f(o['means'][SC.T1_F1]):>6}  {t2:>13}  {t3:>13}  {zf:>11}")
+    lines.append(f"  {label:<{49 + len(trials_hdr)}} {metric_cells(o['means'], o['n_games'], o['ci95'], 'g')}")
     lines += format_caveats(s)
     lines += format_case_origins(s)
     dropped = s.dropped_games()
@@ -218,7 +210,7 @@ def format_compare(cmp: dict[str, Any]) -> str:
     diff = "-" if o["diff"] is None else f"{o['diff']:+.3f}"
     label = f"overall, paired ({len(shared)} game{'s' if len(shared) != 1 else ''})"
     lines.append(f"  {label:<33}  {_f(o['a']):>8} {_f(o['b']):>8}  {diff:>7} {_ci(o['diff_ci95']):<18} {ratio:>6}")
-    for m in (SC.T1_F1, *SC.TIERS):
+    for m in SC.METRICS[1:]:
         x = cmp["overall_shared"][m]
         lines.append(f"  {'  ' + m:<33}  {_f(x['a']):>8} {_f(x['b']):>8}  "
                      f"{'-' if x['diff'] is None else format(x['diff'], '+.3f'):>7}")
@@ -227,6 +219,40 @@ def format_compare(cmp: dict[str, Any]) -> str:
         lines.append(f"  not comparable (each over its own games): A {_f(own['a'][SC.REWARD])} "
                      f"({len(own['a']['games'])} games), B {_f(own['b'][SC.REWARD])} ({len(own['b']['games'])} games)")
     return "\n".join(lines)
+
+
+def _width(m: str) -> int:
+    return max(6, len(m))
+
+
+def metric_headings() -> str:
+    """The metric columns' headings of the score table: one per metric the judge names (SC.METRICS),
+    then the zero-filled tiers."""
+    cols = []
+    for m in SC.METRICS:
+        if m == SC.REWARD:
+            cols.append(f"{m:>6} {'95% CI':<16}")
+        elif m in SC.TIERS:
+            cols.append(f"{SC.SHORT.get(m, m) + ' (n)':>13}")
+        else:
+            cols.append(f"{m:>{_width(m)}}")
+    zf = "|".join(k.split("_", 1)[0] for k in SC.ZERO_FILLED) + " zf"
+    return "  ".join(cols + [f"{zf:>11}"])
+
+
+def metric_cells(means: dict, n: dict, ci: dict, n_unit: str = "") -> str:
+    """One row's metric columns, in metric_headings' order: the headline with its 95% interval, a tier
+    with its n (`n_unit` "g": counted in games), every other metric's mean."""
+    cols = []
+    for m in SC.METRICS:
+        if m == SC.REWARD:
+            cols.append(f"{_f(means[m]):>6} {_ci(ci[m]):<16}")
+        elif m in SC.TIERS:
+            cols.append(f"{f'{_f(means[m])} ({n[m]}{n_unit})':>13}")
+        else:
+            cols.append(f"{_f(means[m]):>{_width(m)}}")
+    zf = "|".join(_f(means[k]) for k in SC.ZERO_FILLED)
+    return "  ".join(cols + [f"{zf:>11}"])
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]], fields: list[str]) -> None:

@@ -250,7 +250,7 @@ class TrialCell(SC.CellSource):
         return self.agent_record.answer_sha256 if self.agent_record is not None else None
 
     def record_gaps(self, cell: HarborCell) -> str:
-        # the Protocol A agent's agent/run.json is run-a's record (protocol_a/cell.py); any other agent's
+        # the Protocol A agent's agent/run.json is run-a's record (protocol_a/request_cell.py); any other agent's
         # trial has no toolkit record, and Harbor's own files are read as Harbor writes them
         rec = self.agent_record
         return R.digests_problem(rec, f"trial {self.trial.dir.name}: agent/{R.RUN_FILE}") if rec is not None else ""

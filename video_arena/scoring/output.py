@@ -7,9 +7,9 @@ from typing import Any
 
 from video_arena.core.results import REASONING_EFFORT
 from video_arena.core import case_origins as CO
-from video_arena.scoring.cells import (ALL_METRICS, CAVEATS, REWARD, SCORE_FORMAT, STATUS_CORRUPT, STATUS_DIAGNOSTIC,
-                                       STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUS_UNVERIFIED, STATUSES,
-                                       T1_F1, T2_MACRO_ACC, T3_MACRO_ACC)
+from video_arena.scoring.cells import (ALL_METRICS, ALWAYS_DEFINED, CAVEATS, METRICS, N_COLUMN, SCORE_FORMAT,
+                                       STATUS_CORRUPT, STATUS_DIAGNOSTIC, STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED,
+                                       STATUS_UNVERIFIED, STATUSES, T2_MACRO_ACC, T3_MACRO_ACC, TIERS, ZERO_FILLED)
 from video_arena.scoring.statistics import SystemScore, public_overall
 
 
@@ -40,8 +40,10 @@ def to_json(systems: list[SystemScore], comparison: dict[str, Any] | None = None
 
 CSV_FIELDS = ["system", "game", "n_cases", "n_scored", "n_scored_cases", "n_cells", "missing", "diagnostic",
               "unverified", "flagged_excluded", "corrupt", "context_overflow", "zero_rows",
-              "format_errors", REWARD, f"{REWARD}_ci_lo", f"{REWARD}_ci_hi", T1_F1, f"{T1_F1}_ci_lo", f"{T1_F1}_ci_hi",
-              T2_MACRO_ACC, "n_t2", T3_MACRO_ACC, "n_t3", "t2_zero_filled", "t3_zero_filled",
+              "format_errors",
+              # one group per metric the judge names: a tier with its n, every other metric with its 95% interval
+              *(c for m in METRICS for c in ((m, N_COLUMN[m]) if m in TIERS else (m, f"{m}_ci_lo", f"{m}_ci_hi"))),
+              *ZERO_FILLED,
               "degraded", "truncated", "multi_block", "audit_flagged", "redrawn", "over_turns", "no_isolation",
               "allow_paths", "preflight_warned", "content_filtered", "served_other_model", "non_reference",
               "served_unnamed", "isolation_unrecorded", "t1_recall_ceiling_mean", REASONING_EFFORT,
@@ -76,10 +78,11 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
                 r[cv] = gs.counts[cv]
             for m in ALL_METRICS:
                 r[m] = gs.means[m]
-            for m in (REWARD, T1_F1):
+            for m in ALWAYS_DEFINED:
                 ci = gs.ci[m]
                 r[f"{m}_ci_lo"], r[f"{m}_ci_hi"] = (ci if ci else (None, None))
-            r["n_t2"], r["n_t3"] = gs.n[T2_MACRO_ACC], gs.n[T3_MACRO_ACC]
+            for m in TIERS:
+                r[N_COLUMN[m]] = gs.n[m]
             rows.append(r)
         r = {k: None for k in CSV_FIELDS}
         cv_all = s.caveats()
@@ -98,7 +101,7 @@ def csv_rows(systems: list[SystemScore]) -> list[dict[str, Any]]:
             r[cv] = cv_all[cv]
         for m in ALL_METRICS:
             r[m] = overall["means"][m]
-        for m in (REWARD, T1_F1):
+        for m in ALWAYS_DEFINED:
             ci = overall["ci95"][m]
             r[f"{m}_ci_lo"], r[f"{m}_ci_hi"] = (ci if ci else (None, None))
         rows.append(r)

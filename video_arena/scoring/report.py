@@ -35,23 +35,32 @@ def _esc(text: str) -> str:
 
 
 def _results_table(s: SS.SystemScore) -> list[str]:
-    rows = ["| game | scored / cases | reward | reward 95 % CI | T1 F1 | T1 95 % CI | T2 (n) | T3 (n) "
-            "| T2 \\| T3, no match = 0 |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    """The results table: a column group per metric the judge names (SC.METRICS), then the tiers with a
+    no-match cell as 0.0."""
+    head = ["game", "scored / cases"]
+    for m in SC.METRICS:
+        head += [f"{SC.label_of(m)} (n)"] if m in SC.TIERS else [SC.label_of(m), f"{SC.label_of(m)} 95 % CI"]
+    head.append(" \\| ".join(SC.label_of(t).split()[0] for t in SC.ZERO_FILLED.values()) + ", no match = 0")
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def cells(means: dict, n: dict, ci: dict, n_unit: str = "", bold: bool = False) -> str:
+        out = []
+        for m in SC.METRICS:
+            if m in SC.TIERS:
+                out.append(f"{_f(means[m])} ({n[m]}{n_unit})")
+            else:
+                v = _f(means[m])
+                out += [f"**{v}**" if bold and m == SC.REWARD else v, _ci(ci[m])]
+        out.append(" \\| ".join(_f(means[k]) for k in SC.ZERO_FILLED))
+        return " | ".join(out)
+
     for g, gs in s.games.items():
-        rows.append(f"| {g} | {gs.n_scored_cases}/{gs.n_cases} | {_f(gs.means[SC.REWARD])} | {_ci(gs.ci[SC.REWARD])} "
-                    f"| {_f(gs.means[SC.T1_F1])} | {_ci(gs.ci[SC.T1_F1])} "
-                    f"| {_f(gs.means[SC.T2_MACRO_ACC])} ({gs.n[SC.T2_MACRO_ACC]}) "
-                    f"| {_f(gs.means[SC.T3_MACRO_ACC])} ({gs.n[SC.T3_MACRO_ACC]}) "
-                    f"| {_f(gs.means['t2_zero_filled'])} \\| {_f(gs.means['t3_zero_filled'])} |")
+        rows.append(f"| {g} | {gs.n_scored_cases}/{gs.n_cases} | {cells(gs.means, gs.n, gs.ci)} |")
     o = s.overall()
     n_g = len(o["games"])
     rows.append(f"| **overall** ({n_g} game{'s' if n_g != 1 else ''}, mean of game means) "
                 f"| {sum(gs.n_scored_cases for gs in s.games.values())}/{sum(gs.n_cases for gs in s.games.values())} "
-                f"| **{_f(o['means'][SC.REWARD])}** | {_ci(o['ci95'][SC.REWARD])} | {_f(o['means'][SC.T1_F1])} "
-                f"| {_ci(o['ci95'][SC.T1_F1])} | {_f(o['means'][SC.T2_MACRO_ACC])} ({o['n_games'][SC.T2_MACRO_ACC]} g) "
-                f"| {_f(o['means'][SC.T3_MACRO_ACC])} ({o['n_games'][SC.T3_MACRO_ACC]} g) "
-                f"| {_f(o['means']['t2_zero_filled'])} \\| {_f(o['means']['t3_zero_filled'])} |")
+                f"| {cells(o['means'], o['n_games'], o['ci95'], ' g', bold=True)} |")
     return rows
 
 

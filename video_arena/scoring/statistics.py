@@ -12,8 +12,8 @@ import numpy as np
 
 from video_arena.core.results import REASONING_EFFORT
 from video_arena.scoring import caveats as CV
-from video_arena.scoring.cells import (ALL_METRICS, BENCHMARK_TOLERANCE_S, CAVEATS, EXCLUDED, NO_ANSWER_STATES, REWARD,
-                                       STATUS_CORRUPT, STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUSES, T1_F1,
+from video_arena.scoring.cells import (ALL_METRICS, METRICS, BENCHMARK_TOLERANCE_S, CAVEATS, EXCLUDED, NO_ANSWER_STATES, REWARD,
+                                       STATUS_CORRUPT, STATUS_FLAGGED, STATUS_MISSING, STATUS_SCORED, STATUSES,
                                        ZERO_FILLED, Cell, GroundTruthCheck, ScoringInputError)
 
 
@@ -68,8 +68,8 @@ class GameScore:
 
     def harbor_means(self) -> dict[str, float | None]:
         """Means with a missing tier as 0.0, as Harbor's reward.json has them (the zero-filled column)."""
-        return {REWARD: self.means[REWARD], T1_F1: self.means[T1_F1],
-                **{tier: self.means[zf] for zf, tier in ZERO_FILLED.items()}}
+        zero_filled = {tier: zf for zf, tier in ZERO_FILLED.items()}
+        return {m: self.means[zero_filled.get(m, m)] for m in METRICS}
 
     def recall_ceiling(self) -> float | None:
         v = [c.recall_ceiling for c in self.cells if c.status == STATUS_SCORED and c.recall_ceiling is not None]

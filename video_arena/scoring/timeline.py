@@ -96,6 +96,19 @@ def answer_rows(answer_bytes: bytes | None, record: dict[str, Any]) -> list[dict
     return rows
 
 
+def _score(v) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def scores_line(record: dict) -> str:
+    """The title's scores: every metric the judge names, by its label ("-" for a tier without a match)."""
+    # deferred: scoring.cells loads the judge when imported, and main() first reports a judge that cannot load
+    from video_arena.scoring.cells import METRICS, TIERS, label_of
+
+    return "   ".join(f"{label_of(m)} {_score(record.get(m) if m in TIERS else record.get(m, 0.0))}"
+                       for m in METRICS)
+
+
 def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[str, Any], out: Path, *,
                   lanes: str = "actor", window: tuple[float, float] | None = None,
                   neutral: float = 0.5, title: str | None = None, dpi: int = 110) -> Path:
@@ -241,15 +254,9 @@ def draw_timeline(gt: dict[str, Any], answer_bytes: bytes | None, record: dict[s
     axv.xaxis.set_major_formatter(FuncFormatter(_mmss))
     axv.set_xlabel("video time (m:ss)", fontsize=9)
 
-    # deferred: scoring.cells loads the judge when imported, and main() first reports a judge that cannot load
-    from video_arena.scoring.cells import REWARD, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC
-
     rec = record
-    t2 = "-" if rec.get(T2_MACRO_ACC) is None else f"{rec[T2_MACRO_ACC]:.3f}"
-    t3 = "-" if rec.get(T3_MACRO_ACC) is None else f"{rec[T3_MACRO_ACC]:.3f}"
     head = title or f"{gt.get('game', '?')} / {gt.get('case_id', '?')}"
-    line1 = (f"{head}    reward {rec.get(REWARD, 0.0):.3f}   T1 F1 {rec.get(T1_F1, 0.0):.3f}   "
-             f"T2 macro {t2}   T3 macro {t3}")
+    line1 = f"{head}    {scores_line(rec)}"
     line2 = (f"truth {rec.get('n_gt', len(gt_rows))} events, answer {rec.get('n_pred', 0)} rows, "
              f"{rec.get('n_matched', 0)} matched (T1, ±{rec.get('tolerance_s', 3.0):g} s), "
              f"{rec.get('n_matched_strict', 0)} strict")
@@ -322,9 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     neutral = a.neutral if a.neutral is not None else _neutral_for(gt, gt_path)
     out = draw_timeline(gt, data, record, Path(a.output), lanes=a.lanes,
                         window=tuple(a.window) if a.window else None, neutral=neutral)
-    from video_arena.scoring.cells import REWARD, T1_F1  # deferred, as in draw_timeline
+    from video_arena.scoring.cells import METRICS  # deferred, as in scores_line
 
-    print(f"wrote {out}  ({REWARD} {record[REWARD]:.3f}, {T1_F1} {record[T1_F1]:.3f})")
+    print(f"wrote {out}  ({', '.join(f'{m} {_score(record.get(m))}' for m in METRICS)})")
     return 0
 
 

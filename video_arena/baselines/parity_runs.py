@@ -4,7 +4,7 @@
                        [--agents chance,perception] [--workers 2] [--force]
 
 Each agent runs on the same cases twice: natively through `video-arena run-b` (the agent command
-`video-arena baselines` uses) and through Harbor on a Protocol B dataset generated with `--net docker`
+`video-arena baselines` uses) and through Harbor on a Protocol B dataset generated with `--net compose-none`
 (mount mode: the same tasks, the video mounted; agents.chance_agent:ChanceAgent with the same seed and
 rates, agents.perception_agent:PerceptionAgent).  Both folders are scored with the project's scorer and
 compared task by task (video_arena/harbor/parity.py: the per-task rewards, the per-game means, the mean
@@ -70,7 +70,7 @@ def measure(out: Path, games: list[str], limit: int | None, seed: int, agents: l
     title_rates = BR.agent_rates(tasks_root, BR.rates(tasks_root, games))
     title_where = BR.agent_where(tasks_root, games)
     dataset = out / "dataset-b"
-    res = generate(Options(out=dataset, protocol="B", net="docker", media="mount", tasks_root=tasks_root,
+    res = generate(Options(out=dataset, protocol="B", net="compose-none", media="mount", tasks_root=tasks_root,
                            games=games, limit=limit, force=True, progress=False))
     if res.missing_media:
         raise ParityRunError(f"{len(res.missing_media)} videos are missing (e.g. {res.missing_media[0]})")
@@ -100,7 +100,7 @@ def render(results: list[Any], facts: dict[str, Any], argv_line: str) -> str:
     lines = [BEGIN, "",
              f"Made by `{argv_line}` (toolkit {prov.get('toolkit_version')}, judge {prov.get('judge_version')}): "
              f"{facts['tasks']} Protocol B tasks, each agent run natively with `video-arena run-b` and through "
-             "Harbor on the `--net docker` dataset of the same tasks; both scored by `video-arena score`. "
+             "Harbor on the `--net compose-none` dataset of the same tasks; both scored by `video-arena score`. "
              "Difference = Harbor - native, 95 % bootstrap interval over the paired tasks; identical answers = "
              "tasks whose answer.json is byte for byte the same both ways.", "",
              "| agent | Harbor agent | tasks paired | identical answers | native reward | Harbor reward "

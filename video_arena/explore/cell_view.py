@@ -106,9 +106,9 @@ def cell_files(system: SS.SystemScore, cell: SC.Cell) -> CellFiles:
         return CellFiles(dir=d, answer=None)
     run_path = regular_file(root, d / R.RUN_FILE)
     rec = R.read_run(d)[0] if run_path is not None else None
-    run = rec.as_read() if rec is not None else {}
     logs: list[Path] = []
-    declared = run.get("logs") if isinstance(run.get("logs"), dict) else {}
+    recorded_logs = rec.protocol_b.logs if rec is not None else R.UNSET  # Protocol B's typed key
+    declared = recorded_logs if isinstance(recorded_logs, dict) else {}
     for rel in list(declared.values())[:MAX_LOG_FILES]:
         p = _inside(d, rel)
         if p is not None and regular_file(root, p) is not None:
