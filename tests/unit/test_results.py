@@ -25,7 +25,28 @@ def test_run_record_round_trip_keeps_the_protocol_extras(tmp_path):
     got, err = R.read_run(tmp_path)
     assert err == "" and got == written
     assert got.get("audit") == {"verdict": "clean"} and got.get("n_rows") == 2
-    assert list(json.loads((tmp_path / "run.json").read_text()))[:len(R.COMMON_KEYS)] == list(R.COMMON_KEYS)
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert list(doc)[:1 + len(R.COMMON_KEYS)] == ["format", *R.COMMON_KEYS] and doc["format"] == R.RUN_FORMAT
+
+
+def test_a_run_record_carries_its_format_and_one_of_another_format_is_unreadable(tmp_path):
+    """run.json's first key is its format and version (like the ground truth's, the manifest's, the receipt's);
+    a record without it predates the key and is read as this version; any other value is refused by
+    `read_run` (one line), so a reader never guesses at a layout it does not know."""
+    R.write_run(tmp_path, rec())
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert next(iter(doc)) == "format" and doc["format"] == "video-arena-run/1"
+    got, _ = R.read_run(tmp_path)
+    assert "format" not in got.extras and got.to_doc() == doc            # read back and written again: the same
+    del doc["format"]
+    (tmp_path / "run.json").write_text(json.dumps(doc))
+    legacy, err = R.read_run(tmp_path)
+    assert err == "" and legacy.protocol == "B" and legacy.to_doc()["format"] == R.RUN_FORMAT
+    for other in ("video-arena-run/2", "something-else", 7, None, "x" * 10_000):
+        (tmp_path / "run.json").write_text(json.dumps({**doc, "format": other}))
+        got, err = R.read_run(tmp_path)
+        assert got is None and "format" in err and "\n" not in err and len(err) < 300, err
+        assert R.cell_status(tmp_path).state == R.UNREADABLE
 
 
 def test_the_writer_refuses_a_common_key_of_the_wrong_type(tmp_path):

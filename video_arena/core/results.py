@@ -24,6 +24,11 @@ from typing import Any
 from video_arena.safe_io import finite_number, read_json_object, whole_number, write_bytes_atomic, write_json_atomic
 
 RUN_FILE = "run.json"
+#: run.json's format and version, its first key (like the ground truth's, the manifest's, the receipt's and the
+#: score file's).  A record without it was written before the key existed and is read as this version; any
+#: other value is a record this toolkit cannot read (`read_run`: unreadable, an integrity error for scoring).
+RUN_FORMAT = "video-arena-run/1"
+FORMAT_KEY = "format"
 ANSWER_FILE = "answer.json"
 
 #: stop_reason of a cell whose agent or request never ran: missing, never 0.0
@@ -215,7 +220,7 @@ class RunRecord:
     def from_doc(cls, doc: dict[str, Any]) -> "RunRecord":
         """A record from a run.json document; never raises on a dict (wrong types read as above)."""
         common = {k: f(doc.get(k)) for k, f in _READERS.items()}
-        extras = {k: v for k, v in doc.items() if k not in _READERS}
+        extras = {k: v for k, v in doc.items() if k not in _READERS and k != FORMAT_KEY}
         return cls(**common, extras=extras, source=doc)
 
     @classmethod
@@ -226,7 +231,8 @@ class RunRecord:
             v = doc.get(k)
             if v is not None and reader(v) != v:
                 raise TypeError(f"run record key {k!r}: {v!r} has the wrong type")
-        return cls(**{k: doc.get(k) for k in _READERS}, extras={k: v for k, v in doc.items() if k not in _READERS})
+        return cls(**{k: doc.get(k) for k in _READERS},
+                   extras={k: v for k, v in doc.items() if k not in _READERS and k != FORMAT_KEY})
 
     def get(self, key: str, default: Any = None) -> Any:
         """Any key, common or extra, by its run.json name."""
@@ -236,8 +242,9 @@ class RunRecord:
         return self.extras.get(key, default)
 
     def to_doc(self) -> dict[str, Any]:
-        """The run.json document: the common keys first, then the protocol's own."""
-        doc = {k: getattr(self, k) for k in _READERS}
+        """The run.json document: its format, the common keys, then the protocol's own."""
+        doc: dict[str, Any] = {FORMAT_KEY: RUN_FORMAT}
+        doc.update((k, getattr(self, k)) for k in _READERS)
         doc.update(self.extras)
         return doc
 
@@ -447,6 +454,10 @@ def read_run(cdir: str | os.PathLike) -> tuple[RunRecord | None, str]:
     doc, err = read_json_object(path)
     if doc is None:
         return None, f"{RUN_FILE} {err}"
+    fmt = doc.get(FORMAT_KEY, RUN_FORMAT)
+    if fmt != RUN_FORMAT:
+        shown = repr(fmt) if isinstance(fmt, str) and len(fmt) <= 80 else f"of type {type(fmt).__name__}"
+        return None, f"{RUN_FILE} is format {shown}, not {RUN_FORMAT!r} (written by another toolkit version)"
     return RunRecord.from_doc(doc), ""
 
 
@@ -553,6 +564,6 @@ def cell_status(cdir: str | os.PathLike) -> CellStatus:
 __all__ = [
     "ANSWER_DIGEST_STATES", "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
     "HARNESS_ERROR", "RUNNER_DIGESTS", "digests_problem", "is_digest", "missing_digests", "redraws_of", "start_attempt",
-    "NO_ANSWER_STATES", "RUN_FILE", "RunRecord", "cell_dir", "cell_status",
+    "NO_ANSWER_STATES", "RUN_FILE", "RUN_FORMAT", "RunRecord", "cell_dir", "cell_status",
     "clear_files", "read_run", "redact", "write_answer", "write_run",
 ]
