@@ -163,14 +163,12 @@ def read(video: Path, writer, log) -> list[dict]:
         last_k = k
         if grid is None:
             grid = Grid(img)
-        white = img.min(axis=2) > 200
+        white = (img[..., 0] > 200) & (img[..., 1] > 200) & (img[..., 2] > 200)
         cur = []
         for ys, xs in parts(white):
             if len(ys) >= 20:
                 cur.append((float(xs.mean()), float(ys.mean())))
         yellow = (img[..., 0] > 190) & (img[..., 1] > 160) & (img[..., 2] < 110)
-        units = [near(img, UNIT_RGB[s]) for s in (0, 1)]
-        army = [float(u.sum()) / 300.0 for u in units]
         new_y = yellow & ~prev_yellow if prev_yellow is not None else np.zeros_like(yellow)
         crosses = parts(new_y)
         # rings: match the current ones to the known ones
@@ -214,7 +212,7 @@ def read(video: Path, writer, log) -> list[dict]:
             gone = []
             for s in (0, 1):
                 before = near(prev[y0:y1, x0:x1], UNIT_RGB[s]).sum()
-                gone.append(max(0, int(before) - int(units[s][y0:y1, x0:x1].sum())))
+                gone.append(max(0, int(before) - int(near(img[y0:y1, x0:x1], UNIT_RGB[s]).sum())))
             bld = sum(int(near(prev[y0:y1, x0:x1], c).sum()) - int(near(img[y0:y1, x0:x1], c).sum())
                       for s in (0, 1) for c in BUILDING_RGB[s])
             if bld > 60 or (x1 - x0 > 26 and n == 1):
@@ -230,7 +228,9 @@ def read(video: Path, writer, log) -> list[dict]:
         if chain and k - chain[-1][0] > FIGHT_GAP_S * fps:
             close_chain()
         prev, prev_yellow = img.copy(), yellow
-        emit()
+        if found:
+            army = [float(near(img, UNIT_RGB[s]).sum()) / 300.0 for s in (0, 1)]
+            emit()
     if chain:
         close_chain()
     end = max(0, last_k - round(TAIL_S * fps))
