@@ -43,6 +43,8 @@ FIGHT_GAP_S = 10.0
 TAIL_S = 4.0
 #: pixels of one unit's cross as decoded (13x13, three pixels wide diagonals)
 CROSS_PX = 60
+#: a unit disc of this many pixels or more is an army unit's (a worker's is about 60)
+ARMY_PX = 90
 #: a new cross this far (pixels) from a vanished ring's centre is its building's cross
 RING_NEAR = 24
 
@@ -115,6 +117,17 @@ def visible_state(bases: list[int], army: list[float], t: float, winner: str) ->
     """The visible features after an event (the keys of the plugin's `visible_features`)."""
     return {"t": round(t, 3), "bases_red": bases[0], "bases_blue": bases[1],
             "army_red": round(army[0], 1), "army_blue": round(army[1], 1), "winner": winner}
+
+
+def army_supply(img: np.ndarray, side: int) -> float:
+    """A side's army supply on the map, estimated from its disc pixels: the discs of `ARMY_PX` pixels or more
+    (a worker's disc, radius 4, is about 60) each count for the supply their area gives (overlapping discs
+    count as one larger one)."""
+    total = 0.0
+    for ys, _xs in parts(near(img, UNIT_RGB[side])):
+        if len(ys) >= ARMY_PX:
+            total += supply_of(len(ys))
+    return total
 
 
 def naive_state(vis: dict) -> str:
@@ -229,7 +242,7 @@ def read(video: Path, writer, log) -> list[dict]:
             close_chain()
         prev, prev_yellow = img.copy(), yellow
         if found:
-            army = [float(near(img, UNIT_RGB[s]).sum()) / 300.0 for s in (0, 1)]
+            army = [army_supply(img, s) for s in (0, 1)]
             emit()
     if chain:
         close_chain()
