@@ -13,10 +13,10 @@ What it reads, frame after frame (1 frame a second):
   was cancelled: no event);
 - the yellow crosses that appear: each unit cross is a death; the side and the supply of the dead unit come from
   the disc pixels of each colour that vanished under it since the frame before (radius -> supply, the render's
-  rule inverted); deaths no more than 10 s apart chain, and a chain whose dead supply reaches 8 is a `fight`
+  rule inverted), and a death with no unit of the other side near is no kill; deaths no more than 10 s apart chain, and a chain whose dead supply reaches 8 is a `fight`
   (t its last death, actor the side that lost less, where the cell with most deaths);
-- `win` at the last event's frame (the video ends 4 s after it), actor the side with more of the picture's
-  buildings and units then.
+- `win` at the last event's frame (the video ends 4 s after it), actor the winner of the last fight read (the
+  side with more of the picture's buildings and units then when there was none).
 """
 from __future__ import annotations
 
@@ -45,6 +45,8 @@ TAIL_S = 4.0
 CROSS_PX = 60
 #: a unit disc of this many pixels or more is an army unit's (a worker's is about 60)
 ARMY_PX = 90
+#: a death is a kill only with a unit of the other side this near (pixels) the frame before
+ENEMY_NEAR = 60
 #: a new cross this far (pixels) from a vanished ring's centre is its building's cross
 RING_NEAR = 24
 
@@ -146,6 +148,7 @@ def read(video: Path, writer, log) -> list[dict]:
     chain: list[tuple[int, int, float, str]] = []   # (frame, side, supply, cell)
     lost_units = [0.0, 0.0]
     found: list[tuple[int, str, str, str]] = []
+    seen_fights: list[tuple[int, str, str, str]] = []
     out: list[dict] = []
     last_k = 0
 
@@ -160,6 +163,7 @@ def read(video: Path, writer, log) -> list[dict]:
                 cells.setdefault(c, []).append(f)
             where = max(cells, key=lambda c: (len(cells[c]), max(cells[c])))
             found.append((chain[-1][0], "fight", SIDES[actor], where))
+            seen_fights.append(found[-1])
         chain.clear()
 
     def emit():
@@ -230,11 +234,11 @@ def read(video: Path, writer, log) -> list[dict]:
                       for s in (0, 1) for c in BUILDING_RGB[s])
             if bld > 60 or (x1 - x0 > 26 and n == 1):
                 continue      # a building's cross
-            area = sum(gone) + len(ys) * 0.0
             side = 0 if gone[0] >= gone[1] else 1
-            if sum(gone) == 0:
-                continue
-            sup = n * supply_of(area / n + 15)
+            ex0, ex1, ey0, ey1 = max(0, x0 - ENEMY_NEAR), x1 + ENEMY_NEAR, max(0, y0 - ENEMY_NEAR), y1 + ENEMY_NEAR
+            if not near(prev[ey0:ey1, ex0:ex1], UNIT_RGB[1 - side]).sum() >= 20:
+                continue      # no enemy unit near: not a kill (a unit that morphed, expired or was sacrificed)
+            sup = n * supply_of(sum(gone) / n + 15) if sum(gone) else 0.0
             if chain and k - chain[-1][0] > FIGHT_GAP_S * fps:
                 close_chain()
             chain.append((k, side, sup, grid.cell(float(xs.mean()), float(ys.mean()))))
@@ -250,7 +254,9 @@ def read(video: Path, writer, log) -> list[dict]:
     if prev is not None:
         score = [float(near(prev, UNIT_RGB[s]).sum()) + sum(float(near(prev, c).sum()) for c in BUILDING_RGB[s])
                  for s in (0, 1)]
-        found.append((end, "win", SIDES[0 if score[0] >= score[1] else 1], ""))
+        fights = [a for _f, t, a, _w in sorted(seen_fights)]
+        winner = fights[-1] if fights else SIDES[0 if score[0] >= score[1] else 1]
+        found.append((end, "win", winner, ""))
     emit()
     writer.flush()
     log(f"{len(out)} events")
