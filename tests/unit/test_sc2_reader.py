@@ -67,3 +67,17 @@ def test_a_dead_units_supply_follows_the_renders_disc_radius():
         r = 5 + 1.5 * supply ** 0.5
         assert R.supply_of(np.pi * r * r) == pytest.approx(supply, rel=0.05)
     assert R.supply_of(np.pi * 16) == 1.0      # a worker's disc
+
+
+def test_the_visible_v_t_is_side_symmetric_and_takes_only_the_visible_state():
+    from video_arena.games.sc2 import model as V
+
+    plugin = SP.PLUGIN
+    f = {"t": 600.0, "bases_red": 3, "bases_blue": 2, "army_red": 40.0, "army_blue": 25.0, "winner": ""}
+    swapped = {**f, "bases_red": 2, "bases_blue": 3, "army_red": 25.0, "army_blue": 40.0}
+    start, v, w = plugin.visible_values([f, swapped], {})
+    assert start == 0.5
+    assert 0.5 < v < 1 and w == pytest.approx(1 - v, abs=1e-12)
+    assert plugin.visible_values([{**f, "winner": "blue"}], {})[1] == 0.0
+    assert set(f) == {"t", *V.VISIBLE, "winner"}
+    assert "no built-in case" in V.load_visible_model()["fitted_on"]
