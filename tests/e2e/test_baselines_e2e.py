@@ -53,6 +53,9 @@ ANSWER_BEFORE = {
 #: (gfootball: a shot is three sharp cut-offs of continuous quantities; a kick within a few tenths of a metre of
 #: one is read either way).  The checks below hold every other event exactly and these to their documented floor.
 UNCERTAIN = {"gfootball": ("shot",), "sc2": ("fight",)}
+#: Of an uncertain type, the share of the case's events the reader must match (type, actor and where within the
+#: tolerance; sc2: a fight's chain is read from crosses and discs that a crowded fight hides, docs/CASES.md)
+UNCERTAIN_RECALL = {"gfootball": 1.0, "sc2": 0.7}
 #: Visible-state keys a game's reader estimates rather than reads exactly (sc2: the army supply on the map, from the
 #: disc pixels of each side, overlapping discs counted as one); the other keys are held exactly.
 ESTIMATED = {"sc2": ("army_red", "army_blue")}
@@ -66,8 +69,8 @@ def _certain(game: str, gt: dict, rows: list[dict]) -> tuple[dict, list[dict]]:
 
 
 def _t1_exact(J, game: str, gt: dict, rows: list[dict]) -> dict:
-    """Every certain event read exactly (T1 F1 1.0 on them) and, of the uncertain types, every one read within
-    the judge's tolerance (recall 1.0 on this case) with at most one row more than the truth per type."""
+    """Every certain event read exactly (T1 F1 1.0 on them) and, of the uncertain types, at least the game's
+    UNCERTAIN_RECALL of them read within the judge's tolerance with at most one row more than the truth per type."""
     cgt, crows = _certain(game, gt, rows)
     rec = J.judge(cgt, {"events": crows})
     assert rec["t1_f1"] == 1.0, (game, rec["n_gt"], rec["n_pred"], rec["n_matched"])
@@ -75,8 +78,8 @@ def _t1_exact(J, game: str, gt: dict, rows: list[dict]) -> dict:
         tgt = {**gt, "events": [e for e in gt["events"] if e["type"] == typ]}
         trows = [r for r in rows if r.get("type") == typ]
         got = J.judge(tgt, {"events": trows})
-        assert got["n_matched"] == got["n_gt"] and got["n_pred"] <= got["n_gt"] + 1, (game, typ, got["n_gt"],
-                                                                                       got["n_pred"])
+        assert got["n_matched"] >= UNCERTAIN_RECALL[game] * got["n_gt"] and got["n_pred"] <= got["n_gt"] + 1, (
+            game, typ, got["n_gt"], got["n_matched"], got["n_pred"])
     return rec
 
 
