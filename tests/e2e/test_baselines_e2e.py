@@ -52,7 +52,13 @@ ANSWER_BEFORE = {
 #: Event types a game's reader cannot tell exactly from the picture, each with its measured cost in docs/CASES.md
 #: (gfootball: a shot is three sharp cut-offs of continuous quantities; a kick within a few tenths of a metre of
 #: one is read either way).  The checks below hold every other event exactly and these to their documented floor.
-UNCERTAIN = {"gfootball": ("shot",)}
+UNCERTAIN = {"gfootball": ("shot",), "sc2": ("fight",)}
+#: Of an uncertain type, the share of the case's events the reader must match (type, actor and where within the
+#: tolerance; sc2: a fight's chain is read from crosses and discs that a crowded fight hides, docs/CASES.md)
+UNCERTAIN_RECALL = {"gfootball": 1.0, "sc2": 0.7}
+#: Visible-state keys a game's reader estimates rather than reads exactly (sc2: the army supply on the map, from the
+#: disc pixels of each side, overlapping discs counted as one); the other keys are held exactly.
+ESTIMATED = {"sc2": ("army_red", "army_blue")}
 
 
 def _certain(game: str, gt: dict, rows: list[dict]) -> tuple[dict, list[dict]]:
@@ -63,8 +69,8 @@ def _certain(game: str, gt: dict, rows: list[dict]) -> tuple[dict, list[dict]]:
 
 
 def _t1_exact(J, game: str, gt: dict, rows: list[dict]) -> dict:
-    """Every certain event read exactly (T1 F1 1.0 on them) and, of the uncertain types, every one read within
-    the judge's tolerance (recall 1.0 on this case) with at most one row more than the truth per type."""
+    """Every certain event read exactly (T1 F1 1.0 on them) and, of the uncertain types, at least the game's
+    UNCERTAIN_RECALL of them read within the judge's tolerance with at most one row more than the truth per type."""
     cgt, crows = _certain(game, gt, rows)
     rec = J.judge(cgt, {"events": crows})
     assert rec["t1_f1"] == 1.0, (game, rec["n_gt"], rec["n_pred"], rec["n_matched"])
@@ -72,8 +78,8 @@ def _t1_exact(J, game: str, gt: dict, rows: list[dict]) -> dict:
         tgt = {**gt, "events": [e for e in gt["events"] if e["type"] == typ]}
         trows = [r for r in rows if r.get("type") == typ]
         got = J.judge(tgt, {"events": trows})
-        assert got["n_matched"] == got["n_gt"] and got["n_pred"] <= got["n_gt"] + 1, (game, typ, got["n_gt"],
-                                                                                       got["n_pred"])
+        assert got["n_matched"] >= UNCERTAIN_RECALL[game] * got["n_gt"] and got["n_pred"] <= got["n_gt"] + 1, (
+            game, typ, got["n_gt"], got["n_matched"], got["n_pred"])
     return rec
 
 
@@ -120,8 +126,9 @@ def test_a_reader_recovers_the_visible_state_its_plugin_draws(tmp_path: Path, ga
     _t1_exact(J, game, gt, rows)
     drop = UNCERTAIN.get(game, ())
     features = load_plugin(game).visible_features(gt["record"])
-    assert [s for s, r in zip(states, rows) if r["type"] not in drop] == [
-        f for f, e in zip(features, gt["events"]) if e["type"] not in drop]
+    est = ESTIMATED.get(game, ())
+    assert [{k: v for k, v in s.items() if k not in est} for s, r in zip(states, rows) if r["type"] not in drop] == [
+        {k: v for k, v in f.items() if k not in est} for f, e in zip(features, gt["events"]) if e["type"] not in drop]
 
 
 def test_stockfish_on_the_read_positions_gives_v_t(tmp_path: Path, J, reads) -> None:
@@ -158,23 +165,16 @@ def test_baselines_command_writes_the_doc_for_one_case(tmp_path: Path, media_roo
     assert (tmp_path / "R.md").read_text() == doc
 
 
-def _game_without_reader() -> str | None:
-    return next((g for g in T.list_games(TASKS) if g not in R.perception_games(TASKS)
-                 and T.load_cases(g, TASKS)), None)
+@pytest.mark.parametrize("game", ["gomoku"])
+def test_baselines_runs_a_game_without_a_perception_reader(tmp_path: Path, media_root, monkeypatch, game: str) -> None:
+    """A game without a pixel reader (every built-in game has one: here one game's reader is taken out of the
+    list of readers): every other system runs on it, and the doc says the agent and the visible ceiling did not."""
+    from video_arena.games import readers as RD
 
-
-@pytest.mark.skipif(_game_without_reader() is None, reason="every built-in game has a pixel reader")
-def test_baselines_runs_a_game_without_a_perception_reader(tmp_path: Path) -> None:
-    """A game without a pixel reader: every other system runs on it, and the doc says the agent did not."""
-    from video_arena.cases import build as B
-
-    game = _game_without_reader()
-    cid = _first(game)
-    media_root = TASKS
-    if not (TASKS / game / "media" / f"{cid}.mp4").is_file():
-        media_root = tmp_path / "media"
-        res = B.build_game(game, TASKS, media_root, media_only=True, only={cid}, jobs=1)
-        assert res and all(r["media_matches_manifest"] for r in res)
+    have = RD.reader_games()
+    assert game in have
+    monkeypatch.setattr(RD, "reader_games", lambda: [g for g in have if g != game])
+    assert game not in R.perception_games(TASKS)
     argv = ["--games", game, "--limit", "1", "--skip", "chance-b,majority-b", "--out", str(tmp_path / "out"),
             "--doc", str(tmp_path / "R.md"), "--pictures", str(tmp_path / "pics"), "--media-root", str(media_root),
             "--no-progress"]

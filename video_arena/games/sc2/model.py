@@ -173,3 +173,68 @@ def markdown(table: list[dict[str, Any]]) -> str:
                      f"{r['army ratio']['brier']} | {r['army ratio']['log_loss']} | {r['constant 0.5']['brier']} | "
                      f"{r['constant 0.5']['log_loss']} |")
     return "\n".join(lines)
+
+
+# -- the visible V_t: what a watcher of the picture can compute ---------------------------------------------
+
+VISIBLE_MODEL = MODEL.parent / "visible_model.json"
+#: The visible features' keys (plugin.visible_features, the pixel reader's states): the town halls standing
+#: (rings) and the supply of the army units (non-worker discs) on the map, each side.
+VISIBLE = ("bases_red", "bases_blue", "army_red", "army_blue")
+
+
+def visible_state(m: M.Match, loop: float) -> dict[str, Any]:
+    """What the picture shows at `loop`: town halls standing (a ring, built or not) and army supply per side."""
+    out: dict[str, Any] = {}
+    for s, name in enumerate(M.SIDES):
+        out[f"bases_{name}"] = sum(1 for b in m.buildings if b.town and b.side == s and b.alive(loop))
+    for s, name in enumerate(M.SIDES):
+        out[f"army_{name}"] = round(sum(u.supply for u in m.units if u.side == s and not u.worker
+                                        and u.born <= loop and (u.died is None or loop < u.died)), 1)
+    return out
+
+
+def visible_design(f: dict[str, Any]) -> list[float]:
+    phase = min(float(f["t"]) / 60 / PHASE_MIN, 1.0)
+    g = [math.log((float(f["army_red"]) + 4) / (float(f["army_blue"]) + 4)), float(f["bases_red"]) - float(f["bases_blue"])]
+    return g + [v * phase for v in g]
+
+
+def fit_visible(records: dict[str, dict[str, Any]], keys: frozenset[str], l2: float = L2) -> dict[str, Any]:
+    """One model on the replays whose match key is in `keys` (the fitting set: no built-in case), at every
+    stats snapshot's moment, from the visible state there."""
+    X, y, w = [], [], []
+    n = 0
+    for rec in sorted(records.values(), key=lambda r: r["source"]["sha256"]):
+        if M.match_key(rec) not in keys:
+            continue
+        m = M.decode(rec)
+        loops = [loop for loop in sorted({s[0] for s in m.stats}) if loop > 0]
+        if not loops:
+            continue
+        n += 1
+        red_won = 1.0 if m.winner == 0 else 0.0
+        for loop in loops:
+            d = visible_design({"t": M.real_s(loop), **visible_state(m, loop)})
+            X += [d, [-v for v in d]]
+            y += [red_won, 1 - red_won]
+            w += [1 / len(loops)] * 2
+    coef = [round(float(c), 6) for c in _fit(np.array(X), np.array(y), np.array(w), l2)]
+    return {"format": "video-arena-sc2-visible-model/1", "features": list(VISIBLE),
+            "design": "log((army_red + 4) / (army_blue + 4)), bases_red - bases_blue, then both x phase "
+                      "(phase = min(real minutes / %g, 1)); no intercept, mirrored rows" % PHASE_MIN,
+            "l2": l2, "coef": coef, "fitted_on": f"{n} replays of the fitting set (no built-in case)"}
+
+
+def load_visible_model() -> dict[str, Any]:
+    if not VISIBLE_MODEL.is_file():
+        raise M.SC2Error(f"{VISIBLE_MODEL} is missing: run `python -m video_arena.games.sc2.report fit-visible`")
+    return json.loads(VISIBLE_MODEL.read_text(encoding="utf-8"))
+
+
+def visible_value(coef: list[float], f: dict[str, Any]) -> float:
+    """V_t from a visible state (its video second `t`, `winner` once the match ended, else "")."""
+    if f.get("winner"):
+        return 1.0 if f["winner"] == "red" else 0.0
+    z = sum(c * x for c, x in zip(coef, visible_design(f)))
+    return 1 / (1 + math.exp(-max(-40.0, min(40.0, z))))

@@ -437,6 +437,25 @@ class SC2Plugin(GamePlugin):
                          "before the event and the game phase (logistic model, cross-fitted: the fold that holds "
                          "this replay was left out of the fit); after the `win` row, the result (1 red, 0 blue)"}
 
+    # -- what the picture shows (the pixel reader's `read` returns the same dicts) --
+    def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
+        """After each event: its video second, the town halls each side has standing (rings), the supply of
+        each side's army units on the map (non-worker discs, whose radius grows with supply) at the event's
+        moment, and the winner at the `win` row ("" before)."""
+        m = decoded(record)
+        out = []
+        for e, f in zip(events(record), self.event_frames(record)):
+            out.append({"t": f / self.fps, **V.visible_state(m, e.loop), "winner": e.actor if e.type == "win" else ""})
+        return out
+
+    def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
+        """V before the first event (one town hall each, no army) and after each, from the features alone: a
+        logistic model of the same form as V_t's on the visible army supplies and town halls, fitted on the
+        fitting set's replays (no built-in case), data/visible_model.json."""
+        coef = V.load_visible_model()["coef"]
+        start = {"t": 0.0, "bases_red": 1, "bases_blue": 1, "army_red": 0.0, "army_blue": 0.0, "winner": ""}
+        return [V.visible_value(coef, f) for f in [start] + list(features)]
+
     # -- video --
     def pace(self, record: dict[str, Any], rng: random.Random) -> Schedule:
         frames = self.event_frames(record)

@@ -1,6 +1,7 @@
 """StarCraft II model commands: fit the cross-fitted V_t models and report on them and on the built cases.
 
     python -m video_arena.games.sc2.report fit          # fit the K fold models, write data/model.json
+    python -m video_arena.games.sc2.report fit-visible  # fit the visible V_t on the fitting set, write data/visible_model.json
     python -m video_arena.games.sc2.report table        # the held-out calibration table (markdown)
     python -m video_arena.games.sc2.report compare      # held-out scores of other feature sets (the choice of USED)
     python -m video_arena.games.sc2.report cases        # the built cases: selection, events, class shares, bands
@@ -66,12 +67,19 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m video_arena.games.sc2.report", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["fit", "table", "compare", "cases"])
+    ap.add_argument("command", choices=["fit", "fit-visible", "table", "compare", "cases"])
     a = ap.parse_args(argv)
     if a.command == "cases":
         return cases_report()
     with progress_bar(len(P.replay_files()), "sc2 replays", "replay") as bar:
         records, excluded = P.all_replays(progress=lambda done, total: bar.update(1))
+    if a.command == "fit-visible":
+        from video_arena.games.sc2 import model as V
+
+        vis = V.fit_visible(records, P.fitting_set_keys(load_model()))
+        V.VISIBLE_MODEL.write_text(json.dumps(vis, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {V.VISIBLE_MODEL.relative_to(P.paths.REPO_ROOT)}: {vis['fitted_on']}, coef {vis['coef']}")
+        return 0
     if a.command == "compare":
         print("| features (each with its phase interaction) | L2 | held-out Brier | held-out log loss | 15+ min log loss |")
         print("|---|---|---|---|---|")
