@@ -144,8 +144,11 @@ def test_sgf_every_stone_is_the_files_move_and_captures_are_played_out(tmp_path_
     monkeypatch.setenv(kg.VT_CACHE_ENV, str(vt))
     monkeypatch.setattr(kg, "engine", no_katago)
     gt = imported_case(tmp_path_factory, "go", "sgf", [SGF])
-    setup, moves = _sgf_reading(SGF.read_text(encoding="utf-8"))
+    text = SGF.read_text(encoding="utf-8")
+    setup, moves = _sgf_reading(text)
     assert setup == ["pd", "dp"] and len(moves) == 100 and moves[0] == ("W", "dc")
+    # the handicap stones (on the board from the first frame, no event) and the komi are the file's
+    assert gt["record"]["handicap"] == setup and gt["record"]["komi"] == float(re.search(r"KM\[([^\]]*)\]", text)[1])
     taken = _go_captures(setup, moves)
     want = [("pass" if not p else "capture" if n else "move", {"B": "black", "W": "white"}[c],
              "" if not p else f"{GO_COLUMNS[ord(p[0]) - 97]}{19 - (ord(p[1]) - 97)}")
