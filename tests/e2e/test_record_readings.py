@@ -94,7 +94,7 @@ def _sgf_reading(text: str) -> tuple[list[str], list[tuple[str, str]]]:
 
 def _go_captures(setup: list[str], moves: list[tuple[str, str]]) -> list[int]:
     """How many opposing stones each move removes, on a plain dictionary board (19x19)."""
-    board = {p: "B" for p in setup}
+    board = {(ord(p[0]) - 97, ord(p[1]) - 97): "B" for p in setup}      # (column, row from the top)
 
     def group(p):
         seen, todo, libs = {p}, [p], 0
@@ -110,7 +110,6 @@ def _go_captures(setup: list[str], moves: list[tuple[str, str]]) -> list[int]:
                     todo.append(q)
         return seen, libs
 
-    board = {(ord(p[0]) - 97, ord(p[1]) - 97): c for p, c in board.items()}
     out = []
     for colour, point in moves:
         if not point:
