@@ -23,7 +23,7 @@ from video_arena import paths
 from video_arena.core.case_origins import IMPORTED, PUBLIC_MATCH
 from video_arena.core.tasks import MAX_GT_BYTES, TasksTree, read_tree_json
 from video_arena.digests import sha256_file, sha256_text
-from video_arena.safe_io import read_bounded, write_json_atomic
+from video_arena.safe_io import read_json_object, write_json_atomic
 
 #: The built-in cases' match keys, computed once per state of their ground truth and the game's code:
 #: <checkout>/.cache/contamination/<game>.json, {"stamp": ..., "keys": {key: case id}} (a key can take a
@@ -51,16 +51,16 @@ def builtin_match_keys(game: str) -> dict[str, str]:
     if plugin is None or not tree.cases_path(game).is_file():
         return {}
     ids = tree.listed_case_ids(game)
-    stamp = sha256_text(json.dumps({"cases": {cid: sha256_file(tree.gt(game, cid)) if tree.gt(game, cid).is_file() else None
-                                              for cid in ids},
+    gts = {cid: tree.gt(game, cid) for cid in ids}
+    stamp = sha256_text(json.dumps({"cases": {cid: sha256_file(p) if p.is_file() else None for cid, p in gts.items()},
                                     "code": [sha256_file(f) for f in game_files(game)]}, sort_keys=True))
     cache = keys_cache_path(game)
     cached = _read_keys_cache(cache)
     if cached is not None and cached.get("stamp") == stamp:
         return dict(cached["keys"])
     out: dict[str, str] = {}
-    for cid in ids:
-        gt = read_tree_json(tree.gt(game, cid), None, MAX_GT_BYTES)
+    for cid, path in gts.items():
+        gt = read_tree_json(path, None, MAX_GT_BYTES)
         record = gt.get("record") if isinstance(gt, dict) else None
         if not isinstance(record, dict) or record.get("source", {}).get("collection") == IMPORTED:
             continue
@@ -74,17 +74,10 @@ def builtin_match_keys(game: str) -> dict[str, str]:
 
 
 def _read_keys_cache(path) -> dict[str, Any] | None:
-    """The cache file when it is a regular file (no link) of the right shape, else None (computed again)."""
-    try:
-        if path.is_symlink() or not path.is_file():
-            return None
-        data, size = read_bounded(path, MAX_KEYS_CACHE_BYTES)
-        if size > MAX_KEYS_CACHE_BYTES:
-            return None
-        doc = json.loads(data)
-    except (OSError, ValueError):
-        return None
-    keys = doc.get("keys") if isinstance(doc, dict) else None
+    """The cache file when it is a bounded JSON object of the right shape, read through no link, else None
+    (computed again)."""
+    doc, _ = read_json_object(path, MAX_KEYS_CACHE_BYTES)
+    keys = doc.get("keys") if doc is not None else None
     if not isinstance(keys, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in keys.items()):
         return None
     return doc
