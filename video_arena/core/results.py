@@ -25,6 +25,11 @@ from video_arena.safe_io import finite_number, read_json_object, whole_number, w
 
 RUN_FILE = "run.json"
 ANSWER_FILE = "answer.json"
+#: run.json's `format` key, its first: the run record's contract and its version.  A record without the key
+#: was written before it existed and is read as version 1 (the same keys); a record naming another format
+#: is not read (`read_run`: unreadable, so an answer beside it is an integrity error, never a score).
+RUN_FORMAT = "video-arena-run/1"
+FORMAT_KEY = "format"
 
 #: stop_reason of a cell whose agent or request never ran: missing, never 0.0
 HARNESS_ERROR = "harness_error"
@@ -215,7 +220,7 @@ class RunRecord:
     def from_doc(cls, doc: dict[str, Any]) -> "RunRecord":
         """A record from a run.json document; never raises on a dict (wrong types read as above)."""
         common = {k: f(doc.get(k)) for k, f in _READERS.items()}
-        extras = {k: v for k, v in doc.items() if k not in _READERS}
+        extras = {k: v for k, v in doc.items() if k not in _READERS and k != FORMAT_KEY}
         return cls(**common, extras=extras, source=doc)
 
     @classmethod
@@ -226,7 +231,10 @@ class RunRecord:
             v = doc.get(k)
             if v is not None and reader(v) != v:
                 raise TypeError(f"run record key {k!r}: {v!r} has the wrong type")
-        return cls(**{k: doc.get(k) for k in _READERS}, extras={k: v for k, v in doc.items() if k not in _READERS})
+        if doc.get(FORMAT_KEY, RUN_FORMAT) != RUN_FORMAT:
+            raise TypeError(f"run record {FORMAT_KEY} {doc[FORMAT_KEY]!r}: this toolkit writes {RUN_FORMAT}")
+        return cls(**{k: doc.get(k) for k in _READERS},
+                   extras={k: v for k, v in doc.items() if k not in _READERS and k != FORMAT_KEY})
 
     def get(self, key: str, default: Any = None) -> Any:
         """Any key, common or extra, by its run.json name."""
@@ -236,8 +244,8 @@ class RunRecord:
         return self.extras.get(key, default)
 
     def to_doc(self) -> dict[str, Any]:
-        """The run.json document: the common keys first, then the protocol's own."""
-        doc = {k: getattr(self, k) for k in _READERS}
+        """The run.json document: its format, the common keys, then the protocol's own."""
+        doc = {FORMAT_KEY: RUN_FORMAT, **{k: getattr(self, k) for k in _READERS}}
         doc.update(self.extras)
         return doc
 
@@ -439,14 +447,28 @@ def write_run(cdir: str | os.PathLike, record: RunRecord | dict[str, Any]) -> Ru
     return rec
 
 
+def format_problem(doc: dict[str, Any]) -> str:
+    """'' when a run.json document is of the format this toolkit reads (`RUN_FORMAT`, or no `format` key:
+    a record written before the key existed, read as version 1), else why not."""
+    if FORMAT_KEY not in doc or doc[FORMAT_KEY] == RUN_FORMAT:
+        return ""
+    shown = doc[FORMAT_KEY] if isinstance(doc[FORMAT_KEY], str) else type(doc[FORMAT_KEY]).__name__
+    return (f"{RUN_FILE} is format {str(shown)[:80]!r}, not {RUN_FORMAT} (written by another version of the "
+            f"toolkit, or not a run record)")
+
+
 def read_run(cdir: str | os.PathLike) -> tuple[RunRecord | None, str]:
-    """(record, '') or (None, why): no run.json, unreadable, not a JSON object, too large."""
+    """(record, '') or (None, why): no run.json, unreadable, not a JSON object, too large, or of another
+    format (`format_problem`; a record without the key is version 1)."""
     path = Path(cdir) / RUN_FILE
     if not (path.is_file() or path.is_symlink()):
         return None, f"no {RUN_FILE}"
     doc, err = read_json_object(path)
     if doc is None:
         return None, f"{RUN_FILE} {err}"
+    why = format_problem(doc)
+    if why:
+        return None, why
     return RunRecord.from_doc(doc), ""
 
 
@@ -553,6 +575,6 @@ def cell_status(cdir: str | os.PathLike) -> CellStatus:
 __all__ = [
     "ANSWER_DIGEST_STATES", "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
     "HARNESS_ERROR", "RUNNER_DIGESTS", "digests_problem", "is_digest", "missing_digests", "redraws_of", "start_attempt",
-    "NO_ANSWER_STATES", "RUN_FILE", "RunRecord", "cell_dir", "cell_status",
+    "NO_ANSWER_STATES", "RUN_FILE", "RUN_FORMAT", "RunRecord", "format_problem", "cell_dir", "cell_status",
     "clear_files", "read_run", "redact", "write_answer", "write_run",
 ]
