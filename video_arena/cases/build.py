@@ -42,12 +42,11 @@ from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.media.encode import encode_mp4, encoder_info, picture_size
 from video_arena.media.pacing import Schedule, schedule_from_times
-from video_arena.core.tasks import (CASE_ID_RE, MAX_GT_BYTES, MANIFEST_FORMAT, VALUE_DECIMALS, TasksTree,
-                                    read_tree_json, tree_json, write_tree_file)
+from video_arena.core.tasks import (CASE_ID_RE, GT_FORMAT, MAX_GT_BYTES, MANIFEST_FORMAT, VALUE_DECIMALS,
+                                    TasksTree, read_tree_json, tree_json, write_tree_file)
 from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED, GamePlugin, game_names, load_plugin
 from video_arena.cli_args import comma_list
 
-GT_FORMAT = "video-arena-gt/1"
 DEFAULT_SEED = SELECTION_SEED
 DEFAULT_CASES = BUILTIN_CASES
 ID_ALPHABET = string.ascii_letters + string.digits

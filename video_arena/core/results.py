@@ -7,7 +7,7 @@ this contract).
 
     <out>/<game>/<case_id>/answer.json    the answer (Protocol B: the sandbox's answer.json or the seed)
     <out>/<game>/<case_id>/run.json       the run record: `RunRecord` (common keys + protocol extras)
-    <out>/<game>/<case_id>/...            logs, prompt.txt, reply.txt, receipt.json (the runner's own)
+    <out>/<game>/<case_id>/...            logs, prompt.txt, reply.txt, receipt.json (PROMPT_FILE, ...)
 
 `cell_status` is the one rule for "did this cell run": a cell with no folder, no run.json, an
 unreadable run.json or `stop_reason` `harness_error` (or none) never ran: it is re-run on resume and
@@ -25,6 +25,16 @@ from video_arena.safe_io import finite_number, read_json_object, whole_number, w
 
 RUN_FILE = "run.json"
 ANSWER_FILE = "answer.json"
+#: The prompt a runner delivered: Protocol A's text part of the request, Protocol B's turn-1 prompt (the
+#: sandbox's prompt.txt, copied into the cell)
+PROMPT_FILE = "prompt.txt"
+#: Protocol A's own files of a cell (run-a's, and the Protocol A Harbor agent's agent/ folder): the visible
+#: reply byte for byte, a reasoning channel (only when the endpoint returns one), the media receipt
+REPLY_FILE = "reply.txt"
+REASONING_FILE = "reasoning.txt"
+RECEIPT_FILE = "receipt.json"
+#: receipt.json's `format` key: media digest, grid, video_ts, every still's SHA-256 and size, request digest
+RECEIPT_FORMAT = "video-arena-a-receipt/1"
 #: run.json's `format` key, its first: the run record's contract and its version.  A record without the key
 #: was written before it existed and is read as version 1 (the same keys); a record naming another format
 #: is not read (`read_run`: unreadable, so an answer beside it is an integrity error, never a score).
@@ -44,20 +54,6 @@ ANSWER_STATES = ("wrote", "never_wrote", "deleted", "too_large", "answered", "no
 # --------------------------------------------------------------------------------------------------
 def cell_dir(out: str | os.PathLike, game: str, case_id: str) -> Path:
     return Path(out) / game / case_id
-
-
-def clear_files(cdir: Path, names: tuple[str, ...], folders: tuple[str, ...] = ()) -> None:
-    """Remove what an earlier run of the cell left (so a run that dies early can never be scored on
-    its predecessor's answer)."""
-    import shutil
-
-    for name in names:
-        try:
-            (cdir / name).unlink()
-        except FileNotFoundError:
-            pass
-    for name in folders:
-        shutil.rmtree(cdir / name, ignore_errors=True)
 
 
 #: A cell's earlier attempts: <cell>/attempts/<n>/ holds attempt n's files as it left them.
@@ -575,6 +571,7 @@ def cell_status(cdir: str | os.PathLike) -> CellStatus:
 __all__ = [
     "ANSWER_DIGEST_STATES", "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
     "HARNESS_ERROR", "RUNNER_DIGESTS", "digests_problem", "is_digest", "missing_digests", "redraws_of", "start_attempt",
-    "NO_ANSWER_STATES", "RUN_FILE", "RUN_FORMAT", "RunRecord", "format_problem", "cell_dir", "cell_status",
-    "clear_files", "read_run", "redact", "write_answer", "write_run",
+    "NO_ANSWER_STATES", "PROMPT_FILE", "REASONING_FILE", "RECEIPT_FILE", "RECEIPT_FORMAT", "REPLY_FILE", "RUN_FILE",
+    "RUN_FORMAT", "RunRecord", "cell_dir", "cell_status", "format_problem", "read_run", "redact", "write_answer",
+    "write_run",
 ]

@@ -36,9 +36,16 @@ from video_arena.safe_io import MAX_RECORD_BYTES, read_json_object
 #: .match() and .fullmatch() both take an id only whole.
 CASE_ID_RE = re.compile(r"\A[A-Za-z0-9]{8}\Z")
 GAME_RE = re.compile(r"\A[a-z0-9][a-z0-9_]*\Z")
+#: The answer file's contract (docs/ARCHITECTURE.md, "Answer file"): its root key, a row's six fields, the
+#: delta labels.  The package's owner; the judge (judge/judge.py, standalone: stdlib only, copied into every
+#: Harbor task) keeps its own copy as ROOT_KEY, ROW_FIELDS and DELTA_LABELS, held equal by
+#: tests/unit/test_contracts.py.
 ANSWER_ROOT_KEY = "events"
 DELTA_LABELS = ("up", "down", "flat")
 ROW_FIELDS = ("t", "type", "actor", "where", "delta", "state")
+#: A ground truth's `format` key (tasks/<game>/gt/<case_id>.json, written by the case builder and
+#: import-cases); the judge's copy is its GT_FORMAT, held equal by tests/unit/test_contracts.py.
+GT_FORMAT = "video-arena-gt/1"
 #: A ground truth keeps V_t (v_before, v_after, v_series) to this many decimals; delta and state are of those values.
 VALUE_DECIMALS = 4
 

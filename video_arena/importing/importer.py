@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
-from video_arena.cases.build import GT_FORMAT, ID_ALPHABET, BuildError, round_value
+from video_arena.cases.build import ID_ALPHABET, BuildError, round_value
 from video_arena.media.pacing import frame_time
-from video_arena.core.tasks import (CASE_ID_RE, DELTA_LABELS, GAME_RE, MANIFEST_FORMAT, GameDefinition, TasksTree,
-                                    TasksTreeError, load_cases, manifest_cases, parse_game_toml, read_tree_json,
-                                    tree_json)
+from video_arena.core.tasks import (CASE_ID_RE, DELTA_LABELS, GAME_RE, GT_FORMAT, MANIFEST_FORMAT, GameDefinition,
+                                    TasksTree, TasksTreeError, load_cases, manifest_cases, parse_game_toml,
+                                    read_tree_json, tree_json)
 from video_arena.digests import sha256_file
 from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M

@@ -39,8 +39,7 @@ from video_arena.core.request import RequestOptions
 from video_arena.protocol_a.engine import HarnessError, run_request, safe_text
 from video_arena.toolkit_info import toolkit_provenance
 
-CELL_FILES = (R.ANSWER_FILE, R.RUN_FILE, "prompt.txt", "reply.txt", "receipt.json", "reasoning.txt")
-RECEIPT_FORMAT = "video-arena-a-receipt/1"
+CELL_FILES = (R.ANSWER_FILE, R.RUN_FILE, R.PROMPT_FILE, R.REPLY_FILE, R.RECEIPT_FILE, R.REASONING_FILE)
 
 
 def _now() -> str:
@@ -101,10 +100,10 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
 
     frames, plan = oc.frames, oc.frames.plan
     prompt = protocol_a_prompt(instruction_path, plan.ts_floats())
-    (out / "prompt.txt").write_text(prompt, encoding="utf-8")
-    (out / "reply.txt").write_text(oc.reply, encoding="utf-8")
+    (out / R.PROMPT_FILE).write_text(prompt, encoding="utf-8")
+    (out / R.REPLY_FILE).write_text(oc.reply, encoding="utf-8")
     if oc.reasoning:
-        (out / "reasoning.txt").write_text(oc.reasoning, encoding="utf-8")
+        (out / R.REASONING_FILE).write_text(oc.reasoning, encoding="utf-8")
 
     answer = extract_answer(oc.reply)
     n_blocks = len(answer_candidates(oc.reply))
@@ -131,12 +130,12 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
     if oc.lone_surrogates:
         rec.reply_lone_surrogates_replaced = oc.lone_surrogates
     receipt = {
-        "format": RECEIPT_FORMAT, "game": game, "case_id": case_id, "runner": runner,
+        "format": R.RECEIPT_FORMAT, "game": game, "case_id": case_id, "runner": runner,
         **frames.receipt(), "sampling": sampling_of(oc.spec), "transport": cond.transport,
         "mp4_sha256": oc.mp4_sha256, "fallbacks": oc.degradations,
         "request_sha256": oc.request_sha256, "condition_sha256": cond.sha256,
     }
-    safe_io.write_json_atomic(out / "receipt.json", receipt)
+    safe_io.write_json_atomic(out / R.RECEIPT_FILE, receipt)
     answer_path = R.write_answer(out, answer_doc)
     # The scorer checks the answer it judges against this digest (a Harbor trial's collected artifact
     # is the same file, uploaded).  A no_answer cell is scored 0.0 by its state, whatever the bytes.
