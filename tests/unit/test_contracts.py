@@ -3,12 +3,15 @@ module, the rest import them; the judge (standalone, stdlib only) keeps its own 
 from __future__ import annotations
 
 import ast
+import json
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from video_arena.core import results as R
 from video_arena.core import tasks as T
+from video_arena.core.condition_fields import compare_lines, condition_of, mixing_lines
 from video_arena.core.judge_loader import load_judge
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +64,7 @@ def test_the_judge_copy_check_can_fail(tmp_path):
     ("video_arena/core/results.py", "PROMPT_FILE"), ("video_arena/core/results.py", "REPLY_FILE"),
     ("video_arena/core/results.py", "REASONING_FILE"), ("video_arena/core/results.py", "RECEIPT_FILE"),
     ("video_arena/core/results.py", "RECEIPT_FORMAT"), ("video_arena/core/results.py", "RUN_FORMAT"),
-    ("video_arena/core/tasks.py", "GT_FORMAT"),
+    ("video_arena/core/tasks.py", "GT_FORMAT"), ("video_arena/core/tasks.py", "GAME_VERSION_KEY"),
 ])
 def test_a_cell_or_ground_truth_name_is_spelled_only_by_its_owner(module, name):
     # (answer.json is not here: it is also the agent's side's file, the sandbox's and the Harbor task's)
@@ -99,3 +102,60 @@ def test_the_results_module_holds_the_run_record_not_general_file_io():
     calls = {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
     assert not calls & {"write_text", "write_bytes", "read_text", "read_bytes", "unlink", "rmtree"}
     assert R.RUN_FORMAT == "video-arena-run/1"
+
+
+# --------------------------------------------------------------------------------------------------
+# the game definition's version
+# --------------------------------------------------------------------------------------------------
+def _toml(version_line: str) -> str:
+    text = (PKG / "games" / "chess" / "game.toml").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if not line.startswith("version = ")]
+    i = next(i for i, line in enumerate(lines) if line.startswith("name = "))
+    return "\n".join(lines[:i + 1] + ([version_line] if version_line else []) + lines[i + 1:]) + "\n"
+
+
+def test_every_game_toml_declares_its_version_and_a_missing_one_is_version_1():
+    for path in sorted(PKG.glob("games/*/game.toml")):
+        assert tomllib_loads(path)["version"] >= 1, path
+    assert T.parse_game_toml(_toml("")).version == 1
+    assert T.parse_game_toml(_toml("version = 3")).version == 3
+
+
+@pytest.mark.parametrize("line", ['version = "2"', "version = 0", "version = 1.5", "version = true",
+                                  "version = 10000001"])
+def test_a_bad_game_version_is_one_clear_error(line):
+    with pytest.raises(T.TasksTreeError, match="version must be an integer"):
+        T.parse_game_toml(_toml(line))
+
+
+def tomllib_loads(path: Path) -> dict:
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def test_the_run_record_carries_the_game_version(tmp_path):
+    doc = {"protocol": "A", "game": "chess", "case_id": "Fx7kQ2aB", "game_version": 2, "stop_reason": "stop"}
+    R.write_run(tmp_path, doc)
+    got, _ = R.read_run(tmp_path)
+    assert got.game_version == 2 and "game_version" not in got.extras
+    with pytest.raises(TypeError, match="game_version"):
+        R.write_run(tmp_path, dict(doc, game_version="2"))
+    for odd in ("2", 0, True, 10 ** 400):  # a reader takes an odd value as not recorded
+        (tmp_path / "run.json").write_text(json.dumps(dict(doc, game_version=odd)))
+        assert R.read_run(tmp_path)[0].game_version is None
+
+
+class _Cell:
+    def __init__(self, game, version, protocol="A"):
+        self.game, self.protocol, self.instruction_sha256 = game, protocol, None
+        self.condition = condition_of({"protocol": protocol, "game_version": version} if version else
+                                      {"protocol": protocol})
+
+
+def test_score_refuses_two_versions_of_one_game_never_two_games_of_different_versions():
+    assert mixing_lines([_Cell("chess", 1), _Cell("go", 2), _Cell("go", 2)]) == []
+    assert mixing_lines([_Cell("chess", 1), _Cell("chess", None)]) == []  # a record without it: not compared
+    assert mixing_lines([_Cell("chess", 1), _Cell("chess", 2), _Cell("chess", 2, "B"), _Cell("go", 5)]) == [
+        "game_version (chess): 2 (2 cells) vs 1 (1 cell)"]
+    assert compare_lines([_Cell("chess", 1), _Cell("go", 1)], [_Cell("chess", 2), _Cell("sc2", 4)]) == [
+        "game_version (chess): A has 1; B has 2"]
+    assert compare_lines([_Cell("chess", 1)], [_Cell("go", 2)]) == []

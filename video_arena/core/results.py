@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from video_arena.core.tasks import GAME_VERSION_KEY, MAX_GAME_VERSION
 from video_arena.safe_io import finite_number, read_json_object, whole_number, write_bytes_atomic, write_json_atomic
 
 RUN_FILE = "run.json"
@@ -173,11 +174,16 @@ def _sha_or_none(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
+def _version_or_none(v: Any) -> int | None:
+    return whole_number(v, 1, MAX_GAME_VERSION)
+
+
 #: The common keys and how a reader takes each from a document it did not write (run.json is data: a
 #: value of the wrong type, or a number outside its range, is read as "not recorded", or as its text for
 #: the free-text keys).
 _READERS = {
     "protocol": _str_or_none, "model": _str_or_none, "game": _str_or_none, "case_id": _str_or_none,
+    GAME_VERSION_KEY: _version_or_none,
     "stop_reason": _str_or_none, "answer_state": _str_or_none, "n_rows": _count_or_none,
     "wall_s": _seconds_or_none,
     "instruction_sha256": _sha_or_none, "answer_sha256": _sha_or_none, "started_at": _str_or_none,
@@ -199,6 +205,8 @@ class RunRecord:
     model: str | None = None
     game: str | None = None
     case_id: str | None = None
+    #: the version of the game's definition the cell ran under (game.toml `version`; None: not recorded)
+    game_version: int | None = None
     stop_reason: str | None = None
     answer_state: str | None = None
     n_rows: int | None = None

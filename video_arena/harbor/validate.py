@@ -338,8 +338,8 @@ class Validator:
                         base_image: str, r: dict, seed: bytes, P: list[str]) -> None:
         """The catch-all: task.toml must be what make-harbor renders for this case, key for key."""
         o = Options(out=Path("."), protocol=protocol, net=net, media=media, base_image=base_image)
-        title = load_game(game, self.tasks_root).title
-        ctx = task_context(game, case_id, o, title, S.delivered_texts(protocol, r["instruction"]), seed)
+        gdef = load_game(game, self.tasks_root)
+        ctx = task_context(game, case_id, o, gdef, S.delivered_texts(protocol, r["instruction"]), seed)
         want = _flatten(tomllib.loads(self.env.get_template("task.toml.j2").render(ctx)))
         have = _flatten(raw)
         for key in sorted(set(want) | set(have)):

@@ -55,8 +55,10 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
                  case_id: str | None, instruction_path: str | PathLike, frames_for: G.FrameSet | Any,
                  out_dir: str | PathLike, runner: str, jpeg_q: int | None = None,
                  max_frames: int | None = None, log: Callable[[str], None] = lambda s: None,
-                 extra_record: dict[str, Any] | None = None, on_overflow: str = "stop") -> R.RunRecord:
-    """Run one cell; return its run record (also written to out_dir/run.json)."""
+                 extra_record: dict[str, Any] | None = None, on_overflow: str = "stop",
+                 game_version: int | None = None) -> R.RunRecord:
+    """Run one cell; return its run record (also written to out_dir/run.json).  `game_version`: the version of
+    the game's definition the case was made under (recorded as run.json's `game_version`)."""
     out = Path(out_dir)
     attempt = R.start_attempt(out, CELL_FILES)  # an earlier run's files move to attempts/<n>/, never deleted
     started, t0 = _now(), time.monotonic()
@@ -69,7 +71,8 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         degradations.append({"kind": "max_frames", "from": base.max_frames, "to": spec.max_frames,
                              "why": "set by the operator"})
 
-    run = R.RunRecord(protocol="A", model=opts.model, game=game, case_id=case_id, started_at=started)
+    run = R.RunRecord(protocol="A", model=opts.model, game=game, case_id=case_id, game_version=game_version,
+                      started_at=started)
     rec = R.ProtocolARecord(
         runner=runner, condition=cond.name, condition_sha256=cond.sha256, tolerance_s=cond.tolerance_s,
         transport=cond.transport, request_timeout_s=cond.request_timeout_s, reasoning_effort=opts.reasoning_effort,

@@ -26,7 +26,7 @@ from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core.results import redact
 from video_arena.core.instruction import instruction_for, text_digest
-from video_arena.core.tasks import resolve
+from video_arena.core.tasks import GAME_VERSION_KEY, resolve
 from video_arena.core.audit import audit_files, turns_reported
 from video_arena.protocol_b.isolation import MODE_BWRAP, Isolation
 from video_arena.core.prompts import turn1_prompt
@@ -193,6 +193,7 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     marker = f"{cfg.run_token}:{secrets.token_hex(6)}"
     try:
         r = resolve(game, case_id, cfg.tasks_root, cfg.media_root)
+        run.game_version = r[GAME_VERSION_KEY]
         instruction = instruction_for("agentic", r["instruction"])
         seed = Path(r["answer_seed"]).read_bytes()
         sb = create_sandbox(
