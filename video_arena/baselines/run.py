@@ -187,7 +187,8 @@ def system_inputs(cmds: dict[str, str], seed: int, title_rates: dict[str, float]
     """{system folder: the digest of what makes its answers} (cell_inputs.py): the source files and the
     parameters of its agent, and the judge (the visible ceiling's, per game: visible.system_digests)."""
     run_py = HERE / "run.py"
-    a_files = (CHANCE, run_py, DEFAULT_CONDITION, paths.repo_resource("tests", "fixtures", "openai_test_server.py"))
+    a_files = (CHANCE, run_py, DEFAULT_CONDITION, paths.repo_resource("tests", "fixtures", "openai_test_server.py"),
+               *CI.module_sources("video_arena.protocol_a.runner"))  # run-a's own code: prompt, grid, engine
     installed = {name: hashlib.sha256(data).hexdigest() for name, data in agent_files()}
     out = {"oracle": CI.system_digest([run_py], "oracle"), "nop": CI.system_digest([run_py], "nop"),
            "grid-ceiling": CI.system_digest([run_py, HERE / "grid_ceiling.py", Path(G.__file__)], "grid-ceiling"),
