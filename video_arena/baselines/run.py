@@ -33,6 +33,8 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any
+import shutil
+import re
 
 from video_arena import paths
 from video_arena import safe_io
@@ -167,7 +169,7 @@ def inputs_digest(tasks_root: Path, games: list[str], limit: int | None) -> str:
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
 
     for g in games:
-        for f in ("game.toml", "instruction.md", "cases.json", "manifest.json"):
+        for f in ("game.toml", "instruction.md", T.CASES_FILE, T.MANIFEST_FILE):
             add(f"{g}/{f}", (tasks_root / g / f).read_bytes())
         for cid in case_ids(tasks_root, g, limit):
             add(f"{g}/gt/{cid}", TasksTree(tasks_root).gt(g, cid).read_bytes())
@@ -288,7 +290,6 @@ def request_text(body: dict) -> str:
 def protocol_a_action(mode: str, seed: int, title_rates: dict[str, float], title_where: dict[str, list] | None = None):
     """The test server's action for a chance/majority "model": the answer from the request alone
     (`title_rates` from `agent_rates`, `title_where` from `agent_where`)."""
-    import re
 
     def action(body: dict) -> dict:
         text = request_text(body or {})
@@ -544,7 +545,6 @@ def _main(args) -> int:
     title_rates = agent_rates(tasks_root, rate_table)
     title_where = agent_where(tasks_root, games)
     if args.force:
-        import shutil
         for folder, _, _ in SYSTEMS:
             if folder not in skip and (out / folder).exists():
                 shutil.rmtree(out / folder)

@@ -38,6 +38,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
+import multiprocessing
+from collections import Counter
 
 from video_arena.digests import sha256_file
 from video_arena import paths
@@ -502,7 +504,6 @@ def _check_media_against_manifest(game: str, tree: TasksTree, results: dict[str,
 def class_shares(tasks_root: Path, game: str) -> dict[str, Any]:
     """Share of events per delta and per state class over a game's built cases (a T2 that is ~95 %
     `flat` measures little: docs/CASES.md)."""
-    from collections import Counter
 
     delta, state, types, n = Counter(), Counter(), Counter(), 0
     tree = TasksTree(tasks_root)
@@ -528,7 +529,6 @@ def _n_frames(tree: TasksTree, game: str, case_id: str) -> int:
 
 def _pool_context():
     """forkserver/spawn, never fork: a forked child inherits PyAV/FFmpeg state mid-use and can hang."""
-    import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")

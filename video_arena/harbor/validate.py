@@ -63,6 +63,7 @@ from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
 from video_arena.harbor_api import speedups as HS
 from video_arena.harbor_api import tasks as HT
+from video_arena.core.case_origins import case_origins, public_warning
 
 _DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
 
@@ -574,7 +575,6 @@ def _check_in_worker(task: Path) -> TaskReport:
 def public_match_warnings(reports: list[TaskReport], tasks_root: Path) -> list[str]:
     """A warning line per task whose case is an imported record of a built-in case's match (its manifest
     entry's `public_match`, importing/contamination.py): a public match, not a private case."""
-    from video_arena.core.case_origins import case_origins, public_warning
 
     out, origins = [], {}
     for rep in reports:

@@ -21,6 +21,7 @@ from typing import Any
 from video_arena import paths
 from video_arena.core.case_origins import IMPORTED, PUBLIC_MATCH
 from video_arena.core.tasks import MAX_GT_BYTES, TasksTree, read_tree_json
+from video_arena.games.base import game_names, load_plugin
 
 
 
@@ -29,7 +30,6 @@ def builtin_match_keys(game: str) -> dict[str, str]:
     """{match key: built-in case id} of the game's built-in cases (the project's tasks/<game>/: every case its
     cases.json lists that is not itself imported), through the plugin's `match_key`; {} for a game without a
     plugin or without built-in cases."""
-    from video_arena.games.base import game_names, load_plugin
 
     if game not in game_names():
         return {}

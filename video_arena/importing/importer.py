@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
-from video_arena.cases.build import ID_ALPHABET, BuildError, round_value
+from video_arena.cases.build import ID_ALPHABET, BuildError, build_case, round_value
 from video_arena.media.pacing import frame_time
 from video_arena.core.tasks import (CASE_ID_RE, DELTA_LABELS, GAME_RE, GAME_VERSION_KEY, GT_FORMAT, MANIFEST_FORMAT,
                                     GameDefinition, TasksTree, TasksTreeError, load_cases, manifest_cases,
@@ -412,7 +412,6 @@ class Importer:
     def record_plugin(self, game: str, fmt: str):
         """The plugin that makes cases of `fmt` files of the game (its game.toml's `[import] record_formats`),
         after checking the tree's definition of the game is the toolkit's (RecordRefused: it reads none)."""
-        from video_arena.games.cli import expected_files
 
         g = self._game(game)
         if fmt not in dict(g.definition.record_formats):
@@ -441,7 +440,6 @@ class Importer:
         """Stage one case of a record the game's plugin read from `files` (its events, V_t and render, as
         `build-cases` makes them): refused when the match is in the V_t model's fitting set; flagged in its
         manifest entry (`public_match`) when it is a built-in case's match (importing/contamination.py)."""
-        from video_arena.cases.build import build_case
 
         plugin = self.record_plugin(game, fmt)
         key = plugin.match_key(record) if key is None else key

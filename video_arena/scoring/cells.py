@@ -25,6 +25,7 @@ from video_arena.core.condition import ConditionFiles
 from video_arena.core.judge_loader import load_judge
 from video_arena.digests import sha256_bytes
 from video_arena.scoring import caveats as CV
+from video_arena.core.instruction import instruction_for, text_digest
 
 BENCHMARK_TOLERANCE_S = 3.0
 #: The metric names, in the judge's order (judge/judge.py REWARD_KEYS): every other module reads them
@@ -317,7 +318,6 @@ class InstructionDigests:
     def get(self, game: str, protocol: str) -> str | None:
         key = (game, protocol)
         if key not in self._cache:
-            from video_arena.core.instruction import instruction_for, text_digest
             try:
                 self._cache[key] = text_digest(instruction_for(protocol, self.root / game / "instruction.md"))
             except Exception:  # noqa: BLE001 - a digest we cannot compute is simply not compared
