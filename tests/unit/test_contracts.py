@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -159,3 +160,104 @@ def test_score_refuses_two_versions_of_one_game_never_two_games_of_different_ver
     assert compare_lines([_Cell("chess", 1), _Cell("go", 1)], [_Cell("chess", 2), _Cell("sc2", 4)]) == [
         "game_version (chess): A has 1; B has 2"]
     assert compare_lines([_Cell("chess", 1)], [_Cell("go", 2)]) == []
+
+
+# --------------------------------------------------------------------------------------------------
+# docs/ARCHITECTURE.md "Contracts and their owners", held true
+# --------------------------------------------------------------------------------------------------
+FORMAT_RE = re.compile(r"\Avideo-arena-[a-z0-9-]+/\d+\Z")
+FILE_RE = re.compile(r"\A[\w-]+\.(json|txt|toml|md|mp4)\Z")
+
+
+def owners_table(text: str | None = None) -> list[dict]:
+    """The rows of the table: contract, owner (a file of the repository), names, copies [(file, name)]."""
+    text = text if text is not None else (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("### Contracts and their owners", 1)[1].split("\n### ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[1].startswith("`") or cells[0] == "contract":
+            continue
+        copies, where = [], None
+        for tok in re.findall(r"`([^`]+)`", cells[3]):
+            if tok.endswith(".py"):
+                where = tok
+            else:
+                copies.append((where, tok))
+        rows.append({"contract": cells[0], "owner": cells[1].strip("`"), "names": re.findall(r"`([^`]+)`", cells[2]),
+                     "copies": copies})
+    return rows
+
+
+def defined_names(path: Path) -> dict[str, object]:
+    """Module-level names of a file: a literal's value, or None for a class, function or other value."""
+    out: dict[str, object] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            out[node.name] = None
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    try:
+                        out[t.id] = ast.literal_eval(node.value) if node.value is not None else None
+                    except ValueError:
+                        out[t.id] = None
+    return out
+
+
+def owners_problems(rows: list[dict], pkg: Path = PKG, repo: Path = REPO) -> list[str]:
+    problems = []
+    listed: dict[str, str] = {}  # a listed string value -> its owner
+    for row in rows:
+        owner = repo / row["owner"]
+        if not owner.is_file():
+            problems.append(f"{row['contract']}: owner {row['owner']} does not exist")
+            continue
+        names = defined_names(owner)
+        for n in row["names"]:
+            if n not in names:
+                problems.append(f"{row['contract']}: {row['owner']} does not define {n}")
+            elif isinstance(names[n], str):
+                listed[names[n]] = row["owner"]
+        for where, n in row["copies"]:
+            own = [names.get(m) for m in row["names"] if names.get(m) is not None]
+            copy = defined_names(repo / where).get(n)
+            if copy is None or copy not in own:
+                problems.append(f"{row['contract']}: {where} {n} = {copy!r} is not the owner's")
+    for path in sorted(pkg.rglob("*.py")):
+        rel = str(path.relative_to(repo))
+        for line, value in string_constants(path):
+            owner = listed.get(value)
+            if owner is not None and owner != rel and (FORMAT_RE.match(value) or FILE_RE.match(value)):
+                problems.append(f"{rel}:{line} spells {value!r}, which {owner} owns: import it")
+            elif owner is None and FORMAT_RE.match(value):
+                problems.append(f"{rel}:{line} spells the format {value!r}, which no listed owner defines")
+    return problems
+
+
+def test_each_contract_has_the_one_owner_docs_architecture_names():
+    rows = owners_table()
+    assert len(rows) >= 15 and {r["owner"] for r in rows} >= {"video_arena/core/tasks.py", "video_arena/core/results.py"}
+    assert owners_problems(rows) == []
+
+
+def test_the_owners_check_can_fail(tmp_path):
+    pkg = tmp_path / "video_arena"
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "core" / "own.py").write_text('FORMAT = "video-arena-thing/1"\nFILE = "thing.json"\nclass Thing: pass\n')
+    (pkg / "other.py").write_text('X = "video-arena-thing/1"\nY = "video-arena-stray/2"\nZ = "thing.json"\n')
+    (tmp_path / "copy.py").write_text('FORMAT = "video-arena-thing/2"\n')
+    doc = ("### Contracts and their owners\n| contract | owner | names | copies |\n|---|---|---|---|\n"
+           "| thing | `video_arena/core/own.py` | `FORMAT`, `FILE`, `Thing`, `Missing` | `copy.py` `FORMAT` |\n"
+           "| gone | `video_arena/core/gone.py` | `X` | |\n")
+    rows = owners_table(doc)
+    assert rows[0]["copies"] == [("copy.py", "FORMAT")]
+    assert owners_problems(rows, pkg, tmp_path) == [
+        "thing: video_arena/core/own.py does not define Missing",
+        "thing: copy.py FORMAT = 'video-arena-thing/2' is not the owner's",
+        "gone: owner video_arena/core/gone.py does not exist",
+        "video_arena/other.py:1 spells 'video-arena-thing/1', which video_arena/core/own.py owns: import it",
+        "video_arena/other.py:2 spells the format 'video-arena-stray/2', which no listed owner defines",
+        "video_arena/other.py:3 spells 'thing.json', which video_arena/core/own.py owns: import it",
+    ]

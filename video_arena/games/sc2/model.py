@@ -45,6 +45,8 @@ L2 = 1.0
 USED = ("log army ratio",)
 PHASE_MIN = 15.0
 PHASES = ((0, 5), (5, 10), (10, 15), (15, None))   # real minutes
+#: the `format` of the fitted V_t model file (data/model.json)
+MODEL_FORMAT = "video-arena-sc2-model/1"
 METHOD = f"logistic regression on player-stats differences and their interaction with game phase, L2 {L2}, {K}-fold cross-fitted"
 
 
@@ -130,7 +132,7 @@ def fit_all(records: dict[str, dict[str, Any]], used: tuple[str, ...] = USED, l2
         coefs.append([round(float(c), 6) for c in _fit(np.array(X), np.array(y), np.array(w), l2)])
     replays = {rec["source"]["sha256"]: {"match_key": M.match_key(rec), "end_loop": int(rec["match"]["end_loop"])}
                for rec in sorted(records.values(), key=lambda r: r["source"]["sha256"])}
-    return {"format": "video-arena-sc2-model/1", "method": METHOD, "features": list(used),
+    return {"format": MODEL_FORMAT, "method": METHOD, "features": list(used),
             "design": "features, then features x phase (phase = min(real minutes / %g, 1))" % PHASE_MIN,
             "k": K, "l2": L2, "folds": folds, "coef": coefs,
             "fitted_on": f"{len(data)} usable replays (the cases and the fitting set), cross-fitted",
