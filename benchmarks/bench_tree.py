@@ -22,7 +22,7 @@ import random
 import shutil
 from pathlib import Path
 
-from video_arena.core.tasks import load_cases, load_game
+from video_arena.core.tasks import GT_FORMAT, load_cases, load_game
 from video_arena.games.base import game_names
 from video_arena.importing.rules import NoWhereRule, where_error
 
@@ -31,7 +31,6 @@ GAME_FILES = ("game.toml", "instruction.md", "answer_seed.json")
 WHERE_POOL = ("e4", "d5", "g1", "c8", "h8", "a1", "d4", "q16", "k10", "h7", "a", "b",
               "top_t1", "mid_t2", "bot_t3", "base_t4", "top_melee", "bot_ranged", "1a", "3b", "6c",
               "front", "mid", "back", "net", "out", "3", "77", "888", "tjqka", "br")
-GT_FORMAT = "video-arena-gt/1"
 
 
 def _new_id(k: int) -> str:

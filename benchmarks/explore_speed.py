@@ -25,6 +25,7 @@ SQUARES = [f + r for f in "abcdefgh" for r in "12345678"]
 
 
 def make_tree(root: Path, games: int, cases: int, rows: int, seed: int = 7) -> Path:
+    from video_arena.core.tasks import GT_FORMAT
     from video_arena.games.base import load_definition
     from video_arena.games.cli import expected_files
 
@@ -50,7 +51,7 @@ def make_tree(root: Path, games: int, cases: int, rows: int, seed: int = 7) -> P
                                "where": rng.choice(SQUARES), "delta": d.delta_of(v, v2), "state": d.state_of(v2),
                                "v_before": v, "v_after": v2})
                 v = v2
-            gt = {"format": "video-arena-gt/1", "game": game, "case_id": cid, "spec": {**d.judge_spec(), "game": game},
+            gt = {"format": GT_FORMAT, "game": game, "case_id": cid, "spec": {**d.judge_spec(), "game": game},
                   "duration_s": t + 5, "events": events, "v_series": [[0.0, 0.5]] + [[e["t"], e["v_after"]] for e in events],
                   "v_definition": "synthetic", "record": {}}
             (gdir / "gt" / f"{cid}.json").write_text(json.dumps(gt))

@@ -310,6 +310,16 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def remove_files(folder: Path, names: tuple[str, ...]) -> None:
+    """Remove the named files of a folder where they exist (never a folder, never through a link: a link
+    itself is removed)."""
+    for name in names:
+        try:
+            (Path(folder) / name).unlink()
+        except FileNotFoundError:
+            pass
+
+
 def write_json_atomic(path: Path, doc: Any) -> None:
     """A JSON document written atomically and surrogate-safe (`json_text`)."""
     write_bytes_atomic(path, json_text(doc).encode("utf-8"))

@@ -166,6 +166,7 @@ def test_build_writes_gt_cases_manifest_and_media(toy):
         assert "winner" not in json.dumps(c) and "moves" not in json.dumps(c)  # nothing about the match
     manifest = json.loads((gdir / "manifest.json").read_text())
     assert [e["case_id"] for e in manifest["cases"]] == ids
+    assert list(manifest)[:3] == ["format", "game", "game_version"] and manifest["game_version"] == 1
     for cid in ids:
         gt_path, mp4 = gdir / "gt" / f"{cid}.json", gdir / "media" / f"{cid}.mp4"
         entry = next(e for e in manifest["cases"] if e["case_id"] == cid)
@@ -174,6 +175,7 @@ def test_build_writes_gt_cases_manifest_and_media(toy):
         assert entry["licence"] == "CC0-1.0" and entry["evaluator"] == {"engine": "toy", "version": "1"}
         gt = json.loads(gt_path.read_text())
         assert gt["format"] == "video-arena-gt/1" and gt["case_id"] == cid and gt["spec"] == DEF.judge_spec()
+        assert gt["game_version"] == DEF.version == 1
         steps = plugin.replay(gt["record"])
         assert len(gt["events"]) == len(steps) and len(gt["v_series"]) == len(steps) + 1
         ts = [e["t"] for e in gt["events"]]
@@ -404,3 +406,33 @@ def test_media_only_for_several_games_runs_the_costliest_cases_first_across_game
     # the CLI: a line per game and exit 1 for the broken one; with the good games only, exit 0
     assert B.main(["--media-only", "--games", "toy,toy2,broken", "--tasks-root", str(root), "--jobs", "2"]) == 1
     assert B.main(["--media-only", "--games", "toy,toy2", "--tasks-root", str(root), "--jobs", "2"]) == 0
+
+
+def test_gt_only_restamps_the_ground_truth_and_manifest_with_the_definitions_version(toy, monkeypatch, capsys):
+    plugin, root = toy
+    B.build_game("toy", root, root, n_cases=2, seed=7)
+    gdir = root / "toy"
+    before = {p.relative_to(gdir): p.read_bytes() for p in sorted(gdir.rglob("*")) if p.is_file()}
+    assert B.restamp_game("toy", root) == 0  # the same definition: the same bytes
+    assert {p.relative_to(gdir): p.read_bytes() for p in sorted(gdir.rglob("*")) if p.is_file()} == before
+    v2 = dataclasses.replace(DEF, version=2)
+    monkeypatch.setattr(Toy, "definition", property(lambda self: v2))
+    plugin.evaluations = 0
+    assert B.main(["--games", "toy", "--tasks-root", str(root), "--gt-only"]) == 0
+    assert "toy: 3 file(s) rewritten from the committed ground truth (game version 2)" in capsys.readouterr().out
+    assert plugin.evaluations == 0  # no engine
+    manifest = json.loads((gdir / "manifest.json").read_text())
+    old_manifest = json.loads(before[Path("manifest.json")])
+    assert manifest["game_version"] == 2 and list(manifest)[:3] == ["format", "game", "game_version"]
+    for new_e, old_e in zip(manifest["cases"], old_manifest["cases"]):
+        cid = new_e["case_id"]
+        gt, old_gt = (json.loads((gdir / "gt" / f"{cid}.json").read_text()),
+                      json.loads(before[Path("gt") / f"{cid}.json"]))
+        assert gt["game_version"] == 2 and {**gt, "game_version": 1} == old_gt
+        assert new_e["gt_sha256"] == hashlib.sha256((gdir / "gt" / f"{cid}.json").read_bytes()).hexdigest()
+        assert new_e["media_sha256"] == old_e["media_sha256"] and new_e["gt_sha256"] != old_e["gt_sha256"]
+    assert (gdir / "media" / f"{cid}.mp4").read_bytes() == before[Path("media") / f"{cid}.mp4"]
+    # a ground truth whose events the plugin no longer makes is not re-stamped: it needs the engine
+    monkeypatch.setattr(plugin, "replay", lambda rec: Toy.replay(plugin, rec)[:-1])
+    with pytest.raises(B.BuildError, match="cannot be re-made from itself"):
+        B.restamp_game("toy", root)

@@ -308,3 +308,54 @@ def test_circles_are_found(tmp_path):
     assert g["video_arena.cases.c"] == set()
     assert circles(g) == [["video_arena.cases.b", "video_arena.games.a"]]
     assert circles(subpackage_graph(g)) == [["video_arena.cases", "video_arena.games"]]
+
+
+# --------------------------------------------------------------------------------------------------
+# deferred imports say why
+# --------------------------------------------------------------------------------------------------
+def deferred_without_reason(pkg: Path = PKG) -> list[str]:
+    """Every import inside a function (docs/ARCHITECTURE.md: imports stand at the top of their module) that
+    does not say why it is there: a comment naming it `deferred` on its own line(s) or in the comment
+    lines right above it or above the block of imports it stands in."""
+    out = []
+    for name, path in module_files(pkg).items():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        found: list[ast.AST] = []
+
+        def walk(node: ast.AST, inside: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                if inside and isinstance(child, (ast.Import, ast.ImportFrom)):
+                    found.append(child)
+                walk(child, inside or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+        walk(ast.parse(text, filename=str(path)), False)
+        for node in found:
+            if any("# deferred" in lines[i - 1] for i in range(node.lineno, node.end_lineno + 1)):
+                continue
+            i, said = node.lineno - 2, False
+            while i >= 0:
+                line = lines[i].strip()
+                if line.startswith("#") and "deferred" in line:
+                    said = True
+                    break
+                if not (line.startswith(("#", "import ", "from ")) or not line):
+                    break
+                i -= 1
+            if not said:
+                out.append(f"{path.relative_to(pkg.parent)}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    return sorted(out)
+
+
+def test_every_deferred_import_says_why():
+    assert deferred_without_reason() == []
+
+
+def test_a_deferred_import_without_a_reason_is_found(tmp_path):
+    pkg = made_up_package(tmp_path, {
+        "__init__.py": "",
+        "a.py": ("import json\n\n\ndef f():\n    import re\n    return re\n\n\n"
+                 "def g():\n    # deferred: costly\n    import csv\n\n    import zlib\n    return csv, zlib\n\n\n"
+                 "def h():\n    import ssl  # deferred: costly\n    return ssl\n"),
+    })
+    assert deferred_without_reason(pkg) == ["video_arena/a.py:5: import re"]

@@ -358,3 +358,20 @@ def test_the_bounds_docs_importing_states_are_the_codes():
                  f"| video | {container.MAX_VIDEO_BYTES >> 30} GiB, {media.MAX_VIDEO_S // 3600} hours, "
                  f"{media.MAX_SIDE} pixels a side"):
         assert text in doc, text
+
+
+def test_a_tree_whose_cases_were_made_under_another_game_version_is_refused(tmp_path, capsys):
+    tree = tmp_path / "tree" / "badminton"
+    (tree / "gt").mkdir(parents=True)
+    for name, data in __import__("video_arena.games.cli", fromlist=["expected_files"]).expected_files("badminton").items():
+        (tree / name).write_bytes(data)
+    (tree / "cases.json").write_text(json.dumps({"game": "badminton", "cases": [
+        {"case_id": "Taken123", "duration_s": 1.0, "n_events": 1, "source": {}}]}))
+    manifest = {"format": "video-arena-cases-manifest/1", "game": "badminton", "game_version": 7, "n_cases": 1,
+                "cases": [{"case_id": "Taken123"}]}
+    (tree / "manifest.json").write_text(json.dumps(manifest))
+    rejected(tmp_path, capsys, run(tmp_path), "its cases were made under badminton version 7",
+             "the definition is version 1", "one tree holds one version of a game")
+    # the same version (or a manifest of no cases yet) is no refusal: the next error is the missing video
+    (tree / "manifest.json").write_text(json.dumps(dict(manifest, game_version=1)))
+    rejected(tmp_path, capsys, run(tmp_path), "never-read.mp4: no such file")

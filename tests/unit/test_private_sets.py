@@ -75,6 +75,9 @@ def test_a_private_record_is_not_flagged(tmp_path, capsys, no_engine):
     (entry,) = TasksTree(tree).read_manifest("chess")["cases"]
     assert CO.PUBLIC_MATCH not in entry and "warning" not in capsys.readouterr().out
     assert TasksTree(tree).read_gt("chess", "DeepBlu2")["record"]["source"]["game"] == 2
+    # the game definition's version is stamped into the imported case's ground truth and the manifest
+    assert TasksTree(tree).read_gt("chess", "DeepBlu2")["game_version"] == 1
+    assert TasksTree(tree).read_manifest("chess")["game_version"] == 1
     assert public_match_warnings([TaskReport(tmp_path / "chess-DeepBlu2")], tree) == []
     assert CO.origin_summary(CO.case_origins(tree, "chess"))["kind"] == CO.PRIVATE
 

@@ -102,6 +102,7 @@ def test_one_request_answer_and_records(tree, cache, server, tmp_path):
     assert r["enable_thinking"] is False and r["degradations"] == []
     assert r["condition_sha256"] == load_condition().sha256
     assert r["instruction_sha256"] and r["wall_s"] >= 0 and r["protocol"] == "A"
+    assert r["format"] == "video-arena-run/1" and r["game_version"] == 1  # the tree's game.toml version
     assert (cell(out) / "reply.txt").read_text() == oracle_reply(tree, SHORT)
     assert verify_cell(cell(out), tree) == (True, "ok")
 

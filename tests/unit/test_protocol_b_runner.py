@@ -65,6 +65,7 @@ def test_writer_wrote_rows(tmp_path: Path) -> None:
     rec = record(out)
     assert COMMON_KEYS | B_KEYS <= set(rec)
     assert rec["protocol"] == "B" and rec["model"] == "scripted" and (rec["game"], rec["case_id"]) == ("toy", CASE)
+    assert rec["format"] == "video-arena-run/1" and rec["game_version"] == 1  # the tree's game.toml version
     assert (rec["stop_reason"], rec["exit_code"], rec["answer_state"], rec["n_rows"]) == ("completed", 0, "wrote", 3)
     assert rec["turns_used"] == 4 and rec["max_turns"] == 200 and rec["timeout_min"] == 120
     assert rec["kill_to_gone_s"] is None and rec["wall_s"] > 0

@@ -49,6 +49,37 @@ def test_a_run_record_carries_its_format_and_one_of_another_format_is_unreadable
         assert R.cell_status(tmp_path).state == R.UNREADABLE
 
 
+def test_run_json_names_its_format_and_version(tmp_path):
+    R.write_run(tmp_path, rec())
+    doc = json.loads((tmp_path / "run.json").read_text())
+    assert doc["format"] == R.RUN_FORMAT == "video-arena-run/1"
+    got, err = R.read_run(tmp_path)
+    assert err == "" and "format" not in got.extras and got.to_doc() == doc
+
+
+def test_a_run_json_without_a_format_is_read_as_version_1(tmp_path):
+    # what every runner wrote before the key existed: the same keys, so the same record
+    (tmp_path / "run.json").write_text(json.dumps(rec()))
+    got, err = R.read_run(tmp_path)
+    assert err == "" and got.n_rows == 2 and got.extras == {"audit": {"verdict": "clean"}}
+    assert R.cell_status(tmp_path).state == R.RAN
+
+
+@pytest.mark.parametrize("fmt", ["video-arena-run/2", "video-arena-gt/1", "", None, 1, ["video-arena-run/1"]])
+def test_a_run_json_of_another_format_is_not_read(tmp_path, fmt):
+    (tmp_path / "run.json").write_text(json.dumps(rec(format=fmt)))
+    got, err = R.read_run(tmp_path)
+    assert got is None and "not video-arena-run/1" in err and "\n" not in err
+    st = R.cell_status(tmp_path)
+    assert st.state == R.UNREADABLE and st.reason == err
+
+
+def test_the_writer_refuses_another_format(tmp_path):
+    with pytest.raises(TypeError, match="format"):
+        R.write_run(tmp_path, rec(format="video-arena-run/2"))
+    assert R.write_run(tmp_path, rec(format=R.RUN_FORMAT)).extras == {"audit": {"verdict": "clean"}}
+
+
 def test_the_writer_refuses_a_common_key_of_the_wrong_type(tmp_path):
     for key, bad in (("n_rows", "2"), ("wall_s", True), ("answer_sha256", 5), ("protocol", 1)):
         with pytest.raises(TypeError, match=key):

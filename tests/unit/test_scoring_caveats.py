@@ -184,9 +184,12 @@ MIXES = {
     "extra_body": (dict(request_params={**_RP, "extra_body": {"top_k": 1}}), "extra_body_sha256: "),
     "instruction": (dict(instruction_sha256="e" * 64), "instruction_sha256 (chess, Protocol A): "),
     "judge_version": (dict(toolkit={"judge_version": "0.9"}), "judge_version: "),
+    # issue 38: a game's definition has a version, two of one game are two benchmarks
+    "game_version": (dict(game_version=2), "game_version (chess): 1 (1 cell) vs 2 (1 cell)"),
 }
 #: the other cell of a mix, where the reference a_run does not record the field
-_BASE_OVER = {"instruction": dict(instruction_sha256="d" * 64), "judge_version": dict(toolkit={"judge_version": "1.0"})}
+_BASE_OVER = {"instruction": dict(instruction_sha256="d" * 64), "judge_version": dict(toolkit={"judge_version": "1.0"}),
+              "game_version": dict(game_version=1)}
 _B_MIXES = {
     "max_turns": (dict(max_turns=100), "max_turns: 100 (1 cell) vs 200 (1 cell)"),
     "timeout_min": (dict(timeout_min=30), "timeout_min: "),

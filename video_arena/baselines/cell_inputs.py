@@ -7,8 +7,9 @@ its inputs, which are
   manifest.json (the media's digest is there), its ground truth;
 * the system's agent: the source files that make its answers and the parameters they are given (the
   agent command of a run-b system and every file installed with it, mode, seed and tables of a run-a
-  one; for the visible ceiling, per game, the game's reader, plugin and engine sources and the
-  evaluator's identity);
+  one, with run-a's own code: `module_sources("video_arena.protocol_a.runner")`, the runner, its
+  engine, prompt, grid and every other package module it imports; for the visible ceiling, per game,
+  the game's reader, plugin and engine sources and the evaluator's identity);
 * the judge.
 
 Before a system runs, a cell whose recorded digest is not the one its inputs give now (or that records
@@ -18,6 +19,7 @@ stale cell is refused: its numbers would be of other inputs.
 """
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 from pathlib import Path
@@ -57,6 +59,46 @@ def case_digests(tasks_root: Path, game: str) -> dict[str, str]:
         h.update(b"gt\0" + sha256_hasher(tree.gt(game, cid).read_bytes()).digest())
         out[cid] = h.hexdigest()
     return out
+
+
+def module_sources(module: str, package: Path | None = None) -> list[Path]:
+    """The source files of a package module and of every package module it imports, directly or through
+    others, at the top or inside a function (read with ast, nothing imported): all the package code a run
+    of it can execute, so a change to any of them changes the digest of what it made."""
+    pkg = Path(package) if package is not None else paths.REPO_ROOT / "video_arena"
+    top = pkg.name
+
+    def file_of(name: str) -> Path | None:
+        parts = name.split(".")[1:]
+        for cand in (pkg.joinpath(*parts).with_suffix(".py"), pkg.joinpath(*parts, "__init__.py")):
+            if parts and cand.is_file() or not parts and cand.name == "__init__.py" and cand.is_file():
+                return cand
+        return None
+
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = file_of(name)
+        if name in seen or path is None:
+            continue
+        seen[name] = path
+        is_pkg = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = name.split(".")[:len(name.split(".")) - node.level + is_pkg] if node.level else []
+                mod = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module or ""
+                found = [mod] + [f"{mod}.{a.name}" for a in node.names]
+            else:
+                continue
+            for target in found:
+                parts = target.split(".")
+                while parts and parts[0] == top:  # the module itself, and each package on its way
+                    todo.append(".".join(parts))
+                    parts = parts[:-1]
+    return sorted(set(seen.values()))
 
 
 def system_digest(files: Iterable[Path], params: Any) -> str:

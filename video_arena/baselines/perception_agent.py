@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     title = args.game or title_of((sandbox / "instruction.md").read_text(encoding="utf-8"))
     reader = reader_for(title)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(f"[{title}] {msg}", file=sys.stderr))
-    import pixel_reader  # the readers' folder is on the path now
+    import pixel_reader  # deferred: the readers' folder is on sys.path only now
 
     writer = pixel_reader.Writer(answer)
     try:

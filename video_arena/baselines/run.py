@@ -33,6 +33,8 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any
+import shutil
+import re
 
 from video_arena import paths
 from video_arena import safe_io
@@ -167,7 +169,7 @@ def inputs_digest(tasks_root: Path, games: list[str], limit: int | None) -> str:
         h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
 
     for g in games:
-        for f in ("game.toml", "instruction.md", "cases.json", "manifest.json"):
+        for f in ("game.toml", "instruction.md", T.CASES_FILE, T.MANIFEST_FILE):
             add(f"{g}/{f}", (tasks_root / g / f).read_bytes())
         for cid in case_ids(tasks_root, g, limit):
             add(f"{g}/gt/{cid}", TasksTree(tasks_root).gt(g, cid).read_bytes())
@@ -187,7 +189,8 @@ def system_inputs(cmds: dict[str, str], seed: int, title_rates: dict[str, float]
     """{system folder: the digest of what makes its answers} (cell_inputs.py): the source files and the
     parameters of its agent, and the judge (the visible ceiling's, per game: visible.system_digests)."""
     run_py = HERE / "run.py"
-    a_files = (CHANCE, run_py, DEFAULT_CONDITION, paths.repo_resource("tests", "fixtures", "openai_test_server.py"))
+    a_files = (CHANCE, run_py, DEFAULT_CONDITION, paths.repo_resource("tests", "fixtures", "openai_test_server.py"),
+               *CI.module_sources("video_arena.protocol_a.runner"))  # run-a's own code: prompt, grid, engine
     installed = {name: hashlib.sha256(data).hexdigest() for name, data in agent_files()}
     out = {"oracle": CI.system_digest([run_py], "oracle"), "nop": CI.system_digest([run_py], "nop"),
            "grid-ceiling": CI.system_digest([run_py, HERE / "grid_ceiling.py", Path(G.__file__)], "grid-ceiling"),
@@ -287,7 +290,6 @@ def request_text(body: dict) -> str:
 def protocol_a_action(mode: str, seed: int, title_rates: dict[str, float], title_where: dict[str, list] | None = None):
     """The test server's action for a chance/majority "model": the answer from the request alone
     (`title_rates` from `agent_rates`, `title_where` from `agent_where`)."""
-    import re
 
     def action(body: dict) -> dict:
         text = request_text(body or {})
@@ -548,7 +550,6 @@ def _main(args) -> int:
     title_rates = agent_rates(tasks_root, rate_table)
     title_where = agent_where(tasks_root, games)
     if args.force:
-        import shutil
         for folder, _, _ in SYSTEMS:
             if folder not in skip and (out / folder).exists():
                 shutil.rmtree(out / folder)

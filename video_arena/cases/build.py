@@ -1,6 +1,6 @@
 """`video-arena build-cases`: build the built-in cases of every game that has a plugin.
 
-    video-arena build-cases [--games g,..] [--tasks-root DIR] [--media-root DIR] [--media-only]
+    video-arena build-cases [--games g,..] [--tasks-root DIR] [--media-root DIR] [--media-only | --gt-only]
                             [--force-values] [--cases N] [--case-ids ID,..] [--seed N] [--jobs N]
 
 Cases are built in parallel, one process per core by default (`--jobs N`); the bytes do not depend
@@ -21,7 +21,9 @@ user's own records instead (video_arena/importing/private_set.py; docs/IMPORTING
 
 `--media-only` re-renders the media of the cases in cases.json from their committed ground truth
 (never runs an engine, needs no data file) and checks the bytes against the manifest; the cases of
-all the games share one pool, the costliest first.
+all the games share one pool, the costliest first.  `--gt-only` re-makes the committed ground truth and
+manifests from themselves (no engine, no data file, no media) after a change of a game's definition (its
+`version`): the command that re-stamps the built-in cases.
 """
 from __future__ import annotations
 
@@ -36,18 +38,20 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
+import multiprocessing
+from collections import Counter
 
 from video_arena.digests import sha256_file
 from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.media.encode import encode_mp4, encoder_info, picture_size
 from video_arena.media.pacing import Schedule, schedule_from_times
-from video_arena.core.tasks import (CASE_ID_RE, MAX_GT_BYTES, MANIFEST_FORMAT, VALUE_DECIMALS, TasksTree,
-                                    read_tree_json, tree_json, write_tree_file)
+from video_arena.core.tasks import (CASE_ID_RE, GAME_VERSION_KEY, GT_FORMAT, MAX_GT_BYTES, MANIFEST_FORMAT,
+                                    VALUE_DECIMALS, TasksTree, TasksTreeError, read_tree_json, tree_json,
+                                    write_tree_file)
 from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED, GamePlugin, game_names, load_plugin
 from video_arena.cli_args import comma_list
 
-GT_FORMAT = "video-arena-gt/1"
 DEFAULT_SEED = SELECTION_SEED
 DEFAULT_CASES = BUILTIN_CASES
 ID_ALPHABET = string.ascii_letters + string.digits
@@ -113,6 +117,7 @@ def make_gt(plugin: GamePlugin, case_id: str, record: dict[str, Any], values: li
     return {
         "format": GT_FORMAT,
         "game": plugin.name,
+        GAME_VERSION_KEY: d.version,
         "case_id": case_id,
         "spec": d.judge_spec(),
         "duration_s": sched.duration_s,
@@ -325,6 +330,42 @@ def build_game(game: str, tasks_root: Path, media_root: Path, n_cases: int = DEF
     return [results[cid] for cid, _ in selected if cid in results]
 
 
+def restamp_game(game: str, tasks_root: Path) -> int:
+    """`--gt-only`: re-make each listed ground truth of `game` from the record, event times and V_t it holds
+    (no engine, no data file, no media) under the game's current definition (its version, `spec`,
+    `v_definition`), and the manifest's version and gt digests with them; its media digests are kept (the
+    picture is the record's and the times').  Returns the number of files rewritten."""
+    plugin, tree = _plugin(game), TasksTree(tasks_root)
+    manifest = tree.read_manifest(game)
+    if manifest is None:
+        raise BuildError(f"{tree.manifest_path(game)} is missing: build the game's cases first")
+    entries = {c.get("case_id"): c for c in manifest.get("cases") or []}
+    changed = 0
+    for cid in tree.listed_case_ids(game):
+        if cid not in entries or not tree.gt(game, cid).is_file():
+            raise BuildError(f"{game}/{cid} has no ground truth or manifest entry: build it (--case-ids {cid})")
+        old = tree.read_gt(game, cid)
+        try:
+            new = make_gt(plugin, cid, old["record"], values_of_gt(old), schedule_of_gt(old), old["evaluator"])
+            same = [(e["t"], e["type"], e["actor"]) for e in new["events"]] == \
+                [(e["t"], e["type"], e["actor"]) for e in old["events"]] and new["duration_s"] == old["duration_s"]
+        except (KeyError, TypeError, ValueError, BuildError) as exc:
+            same, new = False, str(exc)
+        if not same:
+            raise BuildError(f"{game}/{cid}: the ground truth cannot be re-made from itself (its events or times are "
+                             f"not the plugin's now{': ' + new if isinstance(new, str) else ''}): rebuild it with "
+                             f"the engine (build-cases --games {game} --case-ids {cid})")
+        changed += write_tree_file(tree.gt(game, cid), tree_json(new))
+        entries[cid]["gt_sha256"] = sha256_file(tree.gt(game, cid))
+    doc: dict[str, Any] = {}
+    for k, v in manifest.items():  # the version right after the game, as _manifest writes it
+        if k != GAME_VERSION_KEY:
+            doc[k] = v
+        if k == "game":
+            doc[GAME_VERSION_KEY] = plugin.definition.version
+    return changed + tree.write_manifest(game, doc)
+
+
 def _game_dir(game: str, tasks_root: Path) -> Path:
     gdir = tasks_root / game
     if not (gdir / "game.toml").is_file():
@@ -421,6 +462,7 @@ def _manifest(plugin: GamePlugin, seed: int, entries: list[dict[str, Any]]) -> d
     return {
         "format": MANIFEST_FORMAT,
         "game": plugin.name,
+        GAME_VERSION_KEY: plugin.definition.version,
         "seed": seed,
         "n_cases": len(cases),
         "provenance": prov,
@@ -462,7 +504,6 @@ def _check_media_against_manifest(game: str, tree: TasksTree, results: dict[str,
 def class_shares(tasks_root: Path, game: str) -> dict[str, Any]:
     """Share of events per delta and per state class over a game's built cases (a T2 that is ~95 %
     `flat` measures little: docs/CASES.md)."""
-    from collections import Counter
 
     delta, state, types, n = Counter(), Counter(), Counter(), 0
     tree = TasksTree(tasks_root)
@@ -488,7 +529,6 @@ def _n_frames(tree: TasksTree, game: str, case_id: str) -> int:
 
 def _pool_context():
     """forkserver/spawn, never fork: a forked child inherits PyAV/FFmpeg state mid-use and can hang."""
-    import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
@@ -550,6 +590,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="with --media-only: record the re-rendered media's digests in the manifest instead of "
                          "failing on a difference (after a deliberate renderer or encoder change)")
     ap.add_argument("--force-values", action="store_true", help="recompute V_t even when the ground truth holds it")
+    ap.add_argument("--gt-only", action="store_true",
+                    help="re-make the committed ground truth and manifests from themselves (no engine, no media): "
+                         "after a change of a game's definition (game.toml `version`, texts)")
     ap.add_argument("--cases", type=int, default=DEFAULT_CASES, help=f"cases per game (default {DEFAULT_CASES})")
     ap.add_argument("--case-ids", default=None, help="comma-separated case ids: rebuild only these")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"selection seed (default {DEFAULT_SEED})")
@@ -559,6 +602,9 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     if a.media_only and a.force_values:
         ap.error("--media-only never runs the engine; drop --force-values")
+    if a.gt_only and (a.media_only or a.force_values or a.case_ids):
+        ap.error("--gt-only re-makes every listed case from its own ground truth; drop --media-only, "
+                 "--force-values and --case-ids")
     if a.record_media and not a.media_only:
         ap.error("--record-media goes with --media-only (a full build writes the manifest anyway)")
     if a.cases < 1:
@@ -588,6 +634,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"build-cases: no game has cases in {tasks_root}: nothing to re-render", file=sys.stderr)
             return 1
     media_root = paths.media_root(tasks_root, a.media_root)
+    if a.gt_only:
+        for game in games:
+            try:
+                n = restamp_game(game, tasks_root)
+            except (BuildError, TasksTreeError) as exc:
+                print(f"{game}: FAILED: {exc}", file=sys.stderr)
+                return 1
+            print(f"{game}: {n} file(s) rewritten from the committed ground truth (game version "
+                  f"{_plugin(game).definition.version})")
+        return 0
 
     n_total = planned_cases(tasks_root, games, a.cases, a.media_only, only)
     failed = 0

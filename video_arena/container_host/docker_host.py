@@ -23,6 +23,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+import fcntl
 
 from video_arena.digests import sha256_file
 from video_arena.container_host.subproc import last_line as _last_line
@@ -197,7 +198,6 @@ def status() -> DockerStatus:
 @contextlib.contextmanager
 def _start_lock(log_path: Path):
     """Serialize concurrent starters (parallel test sessions) on one lock file."""
-    import fcntl
 
     lock_file = log_path.with_name(log_path.name + ".lock")
     try:

@@ -33,6 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+import fcntl
 
 from video_arena.container_host import docker_host
 from video_arena.container_host.runtimes import RUNTIMES
@@ -513,7 +514,6 @@ class BuildResult:
 @contextlib.contextmanager
 def _build_lock():
     """One base/wheelhouse maker at a time per checkout (parallel test sessions share .cache/)."""
-    import fcntl
 
     cache_dir().mkdir(parents=True, exist_ok=True)
     with open(cache_dir() / "image-build.lock", "w") as fh:

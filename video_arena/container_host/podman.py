@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+import resource
 from video_arena import paths
 
 
@@ -61,8 +62,6 @@ def containers_conf(image: str = "video-arena/base:latest") -> Path:
     hard limit, 65536, 32768, 16384 and 4096 with which `podman run IMAGE true` starts (measured here:
     32768; higher values fail although the shell's hard limit is 96363).  Probed once per host limits
     and cached in .cache/podman/containers.conf."""
-    import resource
-
 
     nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     nofile = 1048576 if nofile == resource.RLIM_INFINITY else nofile

@@ -54,6 +54,8 @@ AGENT_ROLES = {"assistant", "agent", "model"}
 CODEX_ACTION_ITEMS = {"command_execution", "mcp_tool_call", "file_change", "web_search"}
 CODEX_MESSAGE_ITEMS = {"agent_message", "assistant_message", "reasoning"}
 MAX_MATCHES = 50
+#: the audit's `convention` key: how the transcript was read (docs/PROTOCOLS.md, the egress audit)
+TRANSCRIPT_CONVENTION = "video-arena-transcript/1"
 MAX_TEXT = 300
 
 # A command word must not be glued to a preceding word/path character ("mypip install" is not pip).
@@ -294,7 +296,7 @@ def audit_texts(streams: Iterable[tuple[str, str]]) -> dict[str, Any]:
         "json_lines": stats.get("json_lines", 0),
         "text_lines": stats.get("text_lines", 0),
         "skipped_lines": stats.get("skipped_lines", 0),
-        "convention": "video-arena-transcript/1",
+        "convention": TRANSCRIPT_CONVENTION,
     }
 
 

@@ -10,7 +10,8 @@ temperature, reasoning effort, enable_thinking, extra_body digest, on_overflow (
 context overflow is scored 0.0, so what the runner may do before it gives up is part of the condition).  Protocol B: max_turns, timeout,
 agent command digest (the command as recorded, secrets already redacted by the runner), isolation
 mode; a Harbor agent: its kwargs digest (max_turns among them) and the timeout multipliers.  Both:
-tolerance, instruction digest (compared per game), judge version.  Degradations of a cell (fewer
+tolerance, instruction digest and game version (`game_version`: the game definition's, both compared per
+game), judge version.  Degradations of a cell (fewer
 stills, a higher jpeg_q, whether the runner or the operator chose them) are not a condition: they
 are counted and shown as caveats (video_arena/scoring/caveats.py).
 
@@ -25,6 +26,7 @@ import json
 from typing import Any, Iterable
 
 from video_arena.core import results as R
+from video_arena.core.tasks import GAME_VERSION_KEY
 from video_arena.digests import sha256_text
 from video_arena.safe_io import finite_number
 
@@ -102,6 +104,9 @@ def _condition_of(run: dict[str, Any]) -> dict[str, Any]:
     jv = _get(run, "toolkit", "judge_version")
     if jv is not ABSENT and jv is not None:
         out["judge_version"] = _value(jv)
+    gv = run.get(GAME_VERSION_KEY)
+    if gv is not None:  # compared per game (a chess version is no other value than a go version)
+        out[GAME_VERSION_KEY] = _value(gv)
     return out
 
 
@@ -138,7 +143,8 @@ def _show(field: str, v: Any) -> str:
 
 def mixing_lines(cells: Iterable[Any]) -> list[str]:
     """One line per condition field on which the cells differ (values and cell counts), then one per
-    game whose cells of one protocol were given different instructions (instruction_sha256)."""
+    game whose cells of one protocol were given different instructions (instruction_sha256), then one per
+    game whose cells ran under different versions of its definition (game_version)."""
     cells = list(cells)
     out = []
     for field, proto in FIELDS:
@@ -162,6 +168,22 @@ def mixing_lines(cells: Iterable[Any]) -> list[str]:
         if len(t) > 1:
             out.append(f"instruction_sha256 ({game}, Protocol {proto}): " + " vs ".join(
                 f"{sha[:12]} ({n} cell{'s' if n != 1 else ''})" for sha, n in sorted(t.items(), key=lambda kv: -kv[1])))
+    for game, t in sorted(game_versions(cells).items()):
+        if len(t) > 1:
+            out.append(f"{GAME_VERSION_KEY} ({game}): " + " vs ".join(
+                f"{_show(GAME_VERSION_KEY, v)} ({n} cell{'s' if n != 1 else ''})"
+                for v, n in sorted(t.items(), key=lambda kv: (-kv[1], str(kv[0])))))
+    return out
+
+
+def game_versions(cells: Iterable[Any]) -> dict[str, dict[Any, int]]:
+    """{game: {recorded game_version: cell count}} over the cells whose record states one."""
+    out: dict[str, dict[Any, int]] = {}
+    for c in cells:
+        cond = getattr(c, "condition", None) or {}
+        if GAME_VERSION_KEY in cond:
+            t = out.setdefault(str(c.game), {})
+            t[cond[GAME_VERSION_KEY]] = t.get(cond[GAME_VERSION_KEY], 0) + 1
     return out
 
 
@@ -181,6 +203,11 @@ def compare_lines(a_cells: Iterable[Any], b_cells: Iterable[Any]) -> list[str]:
         if va and vb and va != vb:
             out.append(f"{f}: A has {', '.join(sorted(map(lambda v: _show(f, v), va)))}; "
                        f"B has {', '.join(sorted(map(lambda v: _show(f, v), vb)))}")
+    ga, gb = game_versions(a_cells), game_versions(b_cells)
+    for game in sorted(set(ga) & set(gb)):
+        if set(ga[game]) != set(gb[game]):
+            out.append(f"{GAME_VERSION_KEY} ({game}): A has {', '.join(sorted(map(str, ga[game])))}; "
+                       f"B has {', '.join(sorted(map(str, gb[game])))}")
     return out
 
 

@@ -76,7 +76,7 @@ def rebuild_request_sha256(cell_dir: str | PathLike, tasks_root: str | PathLike 
     `conditions`: the run's condition files (a reader scoring many cells passes one, so each copy is
     read once)."""
     cell = Path(cell_dir)
-    run, receipt = _run(cell), _load(cell / "receipt.json")
+    run, receipt = _run(cell), _load(cell / R.RECEIPT_FILE)
     a = run.protocol_a
     # run-a keeps its condition in <out>/_conditions/, the Harbor agent in the trial's agent/_conditions/
     cond, why = (conditions or ConditionFiles()).find(
@@ -108,7 +108,7 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
         return False, "harness_error: the call never got a reply (missing, not scored)"
     problems: list[str] = []
     try:
-        receipt = _load(cell / "receipt.json")
+        receipt = _load(cell / R.RECEIPT_FILE)
         rebuilt, det = rebuild_request_sha256(cell, tasks_root, conditions=conditions)
     except (OSError, KeyError, ValueError, LookupError, TypeError, OverflowError) as exc:
         return False, f"cannot rebuild the request: {type(exc).__name__}: {exc}"
@@ -149,15 +149,15 @@ def verify_cell(cell_dir: str | PathLike, tasks_root: str | PathLike | None = No
     except (KeyError, TypeError, ValueError, ArithmeticError, G.GridError) as exc:
         problems.append(f"malformed sampling record: {exc!r}")
     try:
-        if os.path.lexists(cell / "prompt.txt") and _text(cell / "prompt.txt") != det["prompt"]:
+        if os.path.lexists(cell / R.PROMPT_FILE) and _text(cell / R.PROMPT_FILE) != det["prompt"]:
             problems.append("prompt.txt differs from the rebuilt prompt")
     except (OSError, ValueError) as exc:
         problems.append(f"prompt.txt not readable: {exc}")
     # the answer must be the one the extractor takes from the recorded reply
     try:
-        reply = _text(cell / "reply.txt")
+        reply = _text(cell / R.REPLY_FILE)
         expected = extract_answer(reply) or {ANSWER_ROOT_KEY: []}
-        answer = _load(cell / "answer.json")
+        answer = _load(cell / R.ANSWER_FILE)
         if answer != expected:
             problems.append("answer.json is not the answer extracted from reply.txt")
         if run.answer_state != ("answered" if extract_answer(reply) is not None else "no_answer"):

@@ -7,7 +7,7 @@ this contract).
 
     <out>/<game>/<case_id>/answer.json    the answer (Protocol B: the sandbox's answer.json or the seed)
     <out>/<game>/<case_id>/run.json       the run record: `RunRecord` (common keys + protocol extras)
-    <out>/<game>/<case_id>/...            logs, prompt.txt, reply.txt, receipt.json (the runner's own)
+    <out>/<game>/<case_id>/...            logs, prompt.txt, reply.txt, receipt.json (PROMPT_FILE, ...)
 
 `cell_status` is the one rule for "did this cell run": a cell with no folder, no run.json, an
 unreadable run.json or `stop_reason` `harness_error` (or none) never ran: it is re-run on resume and
@@ -21,15 +21,26 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from video_arena.core.tasks import GAME_VERSION_KEY, MAX_GAME_VERSION
 from video_arena.safe_io import finite_number, read_json_object, whole_number, write_bytes_atomic, write_json_atomic
 
 RUN_FILE = "run.json"
-#: run.json's format and version, its first key (like the ground truth's, the manifest's, the receipt's and the
-#: score file's).  A record without it was written before the key existed and is read as this version; any
-#: other value is a record this toolkit cannot read (`read_run`: unreadable, an integrity error for scoring).
+ANSWER_FILE = "answer.json"
+#: The prompt a runner delivered: Protocol A's text part of the request, Protocol B's turn-1 prompt (the
+#: sandbox's prompt.txt, copied into the cell)
+PROMPT_FILE = "prompt.txt"
+#: Protocol A's own files of a cell (run-a's, and the Protocol A Harbor agent's agent/ folder): the visible
+#: reply byte for byte, a reasoning channel (only when the endpoint returns one), the media receipt
+REPLY_FILE = "reply.txt"
+REASONING_FILE = "reasoning.txt"
+RECEIPT_FILE = "receipt.json"
+#: receipt.json's `format` key: media digest, grid, video_ts, every still's SHA-256 and size, request digest
+RECEIPT_FORMAT = "video-arena-a-receipt/1"
+#: run.json's `format` key, its first: the run record's contract and its version.  A record without the key
+#: was written before it existed and is read as version 1 (the same keys); a record naming another format
+#: is not read (`read_run`: unreadable, so an answer beside it is an integrity error, never a score).
 RUN_FORMAT = "video-arena-run/1"
 FORMAT_KEY = "format"
-ANSWER_FILE = "answer.json"
 
 #: stop_reason of a cell whose agent or request never ran: missing, never 0.0
 HARNESS_ERROR = "harness_error"
@@ -44,20 +55,6 @@ ANSWER_STATES = ("wrote", "never_wrote", "deleted", "too_large", "answered", "no
 # --------------------------------------------------------------------------------------------------
 def cell_dir(out: str | os.PathLike, game: str, case_id: str) -> Path:
     return Path(out) / game / case_id
-
-
-def clear_files(cdir: Path, names: tuple[str, ...], folders: tuple[str, ...] = ()) -> None:
-    """Remove what an earlier run of the cell left (so a run that dies early can never be scored on
-    its predecessor's answer)."""
-    import shutil
-
-    for name in names:
-        try:
-            (cdir / name).unlink()
-        except FileNotFoundError:
-            pass
-    for name in folders:
-        shutil.rmtree(cdir / name, ignore_errors=True)
 
 
 #: A cell's earlier attempts: <cell>/attempts/<n>/ holds attempt n's files as it left them.
@@ -177,11 +174,16 @@ def _sha_or_none(v: Any) -> str | None:
     return v if isinstance(v, str) else None
 
 
+def _version_or_none(v: Any) -> int | None:
+    return whole_number(v, 1, MAX_GAME_VERSION)
+
+
 #: The common keys and how a reader takes each from a document it did not write (run.json is data: a
 #: value of the wrong type, or a number outside its range, is read as "not recorded", or as its text for
 #: the free-text keys).
 _READERS = {
     "protocol": _str_or_none, "model": _str_or_none, "game": _str_or_none, "case_id": _str_or_none,
+    GAME_VERSION_KEY: _version_or_none,
     "stop_reason": _str_or_none, "answer_state": _str_or_none, "n_rows": _count_or_none,
     "wall_s": _seconds_or_none,
     "instruction_sha256": _sha_or_none, "answer_sha256": _sha_or_none, "started_at": _str_or_none,
@@ -203,6 +205,8 @@ class RunRecord:
     model: str | None = None
     game: str | None = None
     case_id: str | None = None
+    #: the version of the game's definition the cell ran under (game.toml `version`; None: not recorded)
+    game_version: int | None = None
     stop_reason: str | None = None
     answer_state: str | None = None
     n_rows: int | None = None
@@ -231,6 +235,8 @@ class RunRecord:
             v = doc.get(k)
             if v is not None and reader(v) != v:
                 raise TypeError(f"run record key {k!r}: {v!r} has the wrong type")
+        if doc.get(FORMAT_KEY, RUN_FORMAT) != RUN_FORMAT:
+            raise TypeError(f"run record {FORMAT_KEY} {doc[FORMAT_KEY]!r}: this toolkit writes {RUN_FORMAT}")
         return cls(**{k: doc.get(k) for k in _READERS},
                    extras={k: v for k, v in doc.items() if k not in _READERS and k != FORMAT_KEY})
 
@@ -243,8 +249,7 @@ class RunRecord:
 
     def to_doc(self) -> dict[str, Any]:
         """The run.json document: its format, the common keys, then the protocol's own."""
-        doc: dict[str, Any] = {FORMAT_KEY: RUN_FORMAT}
-        doc.update((k, getattr(self, k)) for k in _READERS)
+        doc = {FORMAT_KEY: RUN_FORMAT, **{k: getattr(self, k) for k in _READERS}}
         doc.update(self.extras)
         return doc
 
@@ -446,18 +451,28 @@ def write_run(cdir: str | os.PathLike, record: RunRecord | dict[str, Any]) -> Ru
     return rec
 
 
+def format_problem(doc: dict[str, Any]) -> str:
+    """'' when a run.json document is of the format this toolkit reads (`RUN_FORMAT`, or no `format` key:
+    a record written before the key existed, read as version 1), else why not."""
+    if FORMAT_KEY not in doc or doc[FORMAT_KEY] == RUN_FORMAT:
+        return ""
+    shown = doc[FORMAT_KEY] if isinstance(doc[FORMAT_KEY], str) else type(doc[FORMAT_KEY]).__name__
+    return (f"{RUN_FILE} is format {str(shown)[:80]!r}, not {RUN_FORMAT} (written by another version of the "
+            f"toolkit, or not a run record)")
+
+
 def read_run(cdir: str | os.PathLike) -> tuple[RunRecord | None, str]:
-    """(record, '') or (None, why): no run.json, unreadable, not a JSON object, too large."""
+    """(record, '') or (None, why): no run.json, unreadable, not a JSON object, too large, or of another
+    format (`format_problem`; a record without the key is version 1)."""
     path = Path(cdir) / RUN_FILE
     if not (path.is_file() or path.is_symlink()):
         return None, f"no {RUN_FILE}"
     doc, err = read_json_object(path)
     if doc is None:
         return None, f"{RUN_FILE} {err}"
-    fmt = doc.get(FORMAT_KEY, RUN_FORMAT)
-    if fmt != RUN_FORMAT:
-        shown = repr(fmt) if isinstance(fmt, str) and len(fmt) <= 80 else f"of type {type(fmt).__name__}"
-        return None, f"{RUN_FILE} is format {shown}, not {RUN_FORMAT!r} (written by another toolkit version)"
+    why = format_problem(doc)
+    if why:
+        return None, why
     return RunRecord.from_doc(doc), ""
 
 
@@ -564,6 +579,7 @@ def cell_status(cdir: str | os.PathLike) -> CellStatus:
 __all__ = [
     "ANSWER_DIGEST_STATES", "ANSWER_FILE", "ANSWER_STATES", "ATTEMPTS_DIR", "Attempt", "COMMON_KEYS", "CellStatus",
     "HARNESS_ERROR", "RUNNER_DIGESTS", "digests_problem", "is_digest", "missing_digests", "redraws_of", "start_attempt",
-    "NO_ANSWER_STATES", "RUN_FILE", "RUN_FORMAT", "RunRecord", "cell_dir", "cell_status",
-    "clear_files", "read_run", "redact", "write_answer", "write_run",
+    "NO_ANSWER_STATES", "PROMPT_FILE", "REASONING_FILE", "RECEIPT_FILE", "RECEIPT_FORMAT", "REPLY_FILE", "RUN_FILE",
+    "RUN_FORMAT", "RunRecord", "cell_dir", "cell_status", "format_problem", "read_run", "redact", "write_answer",
+    "write_run",
 ]

@@ -36,9 +36,20 @@ from video_arena.safe_io import MAX_RECORD_BYTES, read_json_object
 #: .match() and .fullmatch() both take an id only whole.
 CASE_ID_RE = re.compile(r"\A[A-Za-z0-9]{8}\Z")
 GAME_RE = re.compile(r"\A[a-z0-9][a-z0-9_]*\Z")
+#: The answer file's contract (docs/ARCHITECTURE.md, "Answer file"): its root key, a row's six fields, the
+#: delta labels.  The package's owner; the judge (judge/judge.py, standalone: stdlib only, copied into every
+#: Harbor task) keeps its own copy as ROOT_KEY, ROW_FIELDS and DELTA_LABELS, held equal by
+#: tests/unit/test_contracts.py.
 ANSWER_ROOT_KEY = "events"
 DELTA_LABELS = ("up", "down", "flat")
 ROW_FIELDS = ("t", "type", "actor", "where", "delta", "state")
+#: A ground truth's `format` key (tasks/<game>/gt/<case_id>.json, written by the case builder and
+#: import-cases); the judge's copy is its GT_FORMAT, held equal by tests/unit/test_contracts.py.
+GT_FORMAT = "video-arena-gt/1"
+#: The key a game's version goes under in every document that records it (manifest, ground truth, Harbor
+#: task metadata, case.json, run record; GameDefinition.version), and the largest version a reader takes.
+GAME_VERSION_KEY = "game_version"
+MAX_GAME_VERSION = 10 ** 6
 #: A ground truth keeps V_t (v_before, v_after, v_series) to this many decimals; delta and state are of those values.
 VALUE_DECIMALS = 4
 
@@ -90,6 +101,11 @@ class GameDefinition:
     match_sites: tuple[str, ...] = ()
     #: `[import] record_formats`: (format, what such a file is): match files the game's plugin makes a case of
     record_formats: tuple[tuple[str, str], ...] = ()
+    #: `version`: the definition's version (an integer >= 1; a game.toml without the key is version 1), raised
+    #: whenever a change alters what a case of the game means (vocabulary, V_t, band, `where` rules).  It is
+    #: stamped into the game's manifest, every ground truth, every Harbor task's metadata and every run record
+    #: (`game_version`), and `video-arena score` refuses a table mixing two versions of one game.
+    version: int = 1
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -182,6 +198,14 @@ def _formats(declared: Any) -> tuple[tuple[str, str], ...]:
     raise TypeError("[import] record_formats must be a table format (lower-case letters, digits, -) -> text")
 
 
+def _version(declared: Any) -> int:
+    if declared is None:
+        return 1
+    if type(declared) is not int or not 1 <= declared <= MAX_GAME_VERSION:
+        raise ValueError(f"version must be an integer from 1 to {MAX_GAME_VERSION}, got {declared!r}")
+    return declared
+
+
 def _strings(declared: Any, what: str) -> tuple[str, ...]:
     if declared is None:
         return ()
@@ -221,6 +245,7 @@ def parse_game_toml(text: str, source: str = "game.toml") -> GameDefinition:
             value_not_in_picture=" ".join(_text(val.get("not_in_picture"), "[value] not_in_picture").split()),
             match_sites=_strings(raw.get("audit", {}).get("match_sites"), "[audit] match_sites"),
             record_formats=_formats(raw.get("import", {}).get("record_formats")),
+            version=_version(raw.get("version")),
             raw=raw,
         )
     except (KeyError, TypeError, ValueError, AttributeError, tomllib.TOMLDecodeError) as exc:
@@ -302,7 +327,8 @@ def resolve(game: str, case_id: str, tasks_root: str | PathLike | None = None,
     """Paths and metadata of one case.
 
     Returns a dict with `instruction`, `answer_seed`, `game_toml`, `gt` (the scorer's only: never
-    hand it to a model), `media`, `case` (its cases.json entry), `game`, `case_id`, `tasks_root`.
+    hand it to a model), `media`, `case` (its cases.json entry), `game`, `case_id`, `tasks_root` and
+    `game_version` (the tree's definition's, which a runner records).
     """
     root = paths.tasks_root(tasks_root)
     gdir = _game_dir(root, game)
@@ -319,6 +345,7 @@ def resolve(game: str, case_id: str, tasks_root: str | PathLike | None = None,
     return {
         "game": game,
         "case_id": case_id,
+        GAME_VERSION_KEY: load_game(game, root).version,
         "tasks_root": root,
         "game_dir": gdir,
         "game_toml": gdir / "game.toml",

@@ -91,14 +91,14 @@ def cell_files(system: SS.SystemScore, cell: SC.Cell) -> CellFiles:
         own = [f for f in (regular_file(root, d / "verifier" / "test-stdout.txt"),
                            regular_file(root, d / "exception.txt")) if f is not None]
         logs = files_under(root, agent, lambda p: p.suffix in (".txt", ".log")
-                           and p.name not in ("reply.txt", "prompt.txt", "reasoning.txt"))
+                           and p.name not in (R.REPLY_FILE, R.PROMPT_FILE, R.REASONING_FILE))
         run = t.agent_run_path(cell.protocol)
         return CellFiles(dir=d, answer=regular_file(root, t.answer_path),
                          run=regular_file(root, run) if run is not None else None,
                          harbor_result=regular_file(root, t.result_path),
-                         reply=regular_file(root, agent / "reply.txt") if is_a else None,
-                         prompt=regular_file(root, agent / "prompt.txt") if is_a else None,
-                         receipt=regular_file(root, agent / "receipt.json") if is_a else None,
+                         reply=regular_file(root, agent / R.REPLY_FILE) if is_a else None,
+                         prompt=regular_file(root, agent / R.PROMPT_FILE) if is_a else None,
+                         receipt=regular_file(root, agent / R.RECEIPT_FILE) if is_a else None,
                          frames_dir=real_dir(root, agent / "frames") if is_a else None,
                          logs=(logs + own)[:MAX_LOG_FILES])
     d = R.cell_dir(root, cell.game, cell.case_id)
@@ -116,9 +116,9 @@ def cell_files(system: SS.SystemScore, cell: SC.Cell) -> CellFiles:
     if not logs:
         logs = files_under(root, d / "logs")
     return CellFiles(dir=d, answer=regular_file(root, d / R.ANSWER_FILE), run=run_path,
-                     reply=regular_file(root, d / "reply.txt") if is_a else None,
-                     prompt=regular_file(root, d / "prompt.txt"),  # both runners write the prompt they sent
-                     receipt=regular_file(root, d / "receipt.json") if is_a else None, logs=logs)
+                     reply=regular_file(root, d / R.REPLY_FILE) if is_a else None,
+                     prompt=regular_file(root, d / R.PROMPT_FILE),  # both runners write the prompt they sent
+                     receipt=regular_file(root, d / R.RECEIPT_FILE) if is_a else None, logs=logs)
 
 
 def _inside(base: Path, rel: Any) -> Path | None:

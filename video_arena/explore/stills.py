@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
 from video_arena import paths
 from video_arena.core.tasks import TasksTree
 from video_arena.digests import sha256_file
@@ -97,7 +99,6 @@ def make_thumbs(batch: list[tuple[str, Path]]) -> int:
     """Write each (destination, source JPEG) thumbnail; returns how many were written.  A source that is
     not a JPEG, claims more than MAX_STILL_PIXELS, or does not decode gets no thumbnail (the page then
     says the still is not shown), never an error that stops the site."""
-    from PIL import Image
 
     Image.MAX_IMAGE_PIXELS = MAX_STILL_PIXELS  # Pillow's own bomb check, below its default
     n = 0

@@ -22,8 +22,9 @@ from jinja2 import Environment, StrictUndefined
 
 from video_arena import paths
 from video_arena.core.instruction import render_instruction
-from video_arena.core.tasks import TasksTree
+from video_arena.core.tasks import TasksTree, TasksTreeError
 from video_arena.games.base import GAMES_DIR, definition_path, game_names, load_definition, load_plugin
+from video_arena.games.value_report import ceiling_markdown, visible_ceiling
 
 ANSWER_SEED_BYTES = b'{"events": []}\n'
 
@@ -142,9 +143,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def ceiling_main(a) -> int:
-    from video_arena.core.tasks import TasksTreeError
-    from video_arena.games.value_report import ceiling_markdown, visible_ceiling
-
     def fail(msg: str) -> int:
         print(f"video-arena games ceiling: {msg}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any, Iterable
 
 from video_arena.core.tasks import VALUE_DECIMALS, GameDefinition
+from video_arena.core.judge_loader import load_judge
 
 
 def band_table(pairs: list[tuple[float, float]], d: GameDefinition, bands: Iterable[float]) -> str:
@@ -48,7 +49,6 @@ def visible_answer(plugin, gt: dict[str, Any]) -> dict[str, Any]:
 
 def visible_ceiling(plugin, gts: list[dict[str, Any]]) -> dict[str, Any]:
     """The judge's T2 and T3 of `visible_answer` per case and their means over the cases."""
-    from video_arena.core.judge_loader import load_judge
 
     judge = load_judge()
     t2_key, t3_key = judge.REWARD_KEYS[2:4]    # after the headline and T1: T2, T3 (the judge names them)

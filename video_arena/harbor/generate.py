@@ -43,7 +43,8 @@ from video_arena.digests import copy_sha256, sha256_bytes, sha256_file
 from video_arena import paths
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, list_games, load_cases, load_game, resolve, text_digest
-from video_arena.core.tasks import TasksTree, TasksTreeError, manifest_cases, media_digest_problem, media_rel
+from video_arena.core.tasks import (GAME_VERSION_KEY, GameDefinition, TasksTree, TasksTreeError, manifest_cases,
+                                    media_digest_problem, media_rel)
 from video_arena.harbor import spec as S
 from video_arena.harbor_api import task_models as HT
 from video_arena.container_host.registry import check_base_image, is_pinned
@@ -207,13 +208,15 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def task_context(game: str, case_id: str, o: Options, game_title: str, texts: dict[str, str],
+def task_context(game: str, case_id: str, o: Options, gdef: GameDefinition, texts: dict[str, str],
                  seed_bytes: bytes) -> dict[str, Any]:
     """What the templates are rendered with for one case (the validator re-renders task.toml from it)."""
+    game_title = gdef.title
     net = S.NET_MODES[o.net]
     kind = "agentic, offline sandbox" if o.protocol == "B" else "one request, sampled frames"
     return dict(
         title=f"Video-Arena {game_title} case {case_id}", protocol=o.protocol, game=game, case_id=case_id,
+        game_version=gdef.version,
         net=o.net, media=o.media, task_name=S.task_name(game, case_id), dataset_version=S.DATASET_VERSION,
         description=(f"Protocol {o.protocol} ({kind}): report the events of a whole {game_title} match "
                      "and how each moved the hidden state V_t."),
@@ -251,7 +254,7 @@ def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root:
     texts = S.delivered_texts(o.protocol, r["instruction"])
     video_rel = media_rel(game, case_id)
     media_src = Path(r["media"]) if o.host_media is None else TasksTree(tasks_root, o.host_media).media(game, case_id)
-    ctx = task_context(game, case_id, o, gdef.title, texts, seed_bytes)
+    ctx = task_context(game, case_id, o, gdef, texts, seed_bytes)
 
     # environment/: the agent's side. Only the video, the B task text and the answer seed.
     mounts = []
@@ -293,7 +296,8 @@ def render_task(case_dir: Path, game: str, case_id: str, o: Options, tasks_root:
     case_doc = {
         "format": S.CASE_FORMAT,
         "task_name": S.task_name(game, case_id),
-        "game": game, "case_id": case_id, "protocol": o.protocol, "net": o.net, "media": o.media,
+        "game": game, GAME_VERSION_KEY: gdef.version, "case_id": case_id, "protocol": o.protocol, "net": o.net,
+        "media": o.media,
         "media_path": video_rel, "media_sha256": media_sha,
         "instruction_sha256": ctx["instruction_sha256"],
         "game_instruction_sha256": ctx["game_instruction_sha256"] if o.protocol == "B" else None,

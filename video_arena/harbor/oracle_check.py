@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from concurrent.futures import ThreadPoolExecutor
 
 from video_arena import paths, progress
 from video_arena.core.judge_loader import load_judge
@@ -172,7 +173,6 @@ def check_jobs(datasets: dict[str, Path], jobs_dir: Path, stamp: str, media_root
     """Run every agent on every dataset; returns the judged trials (missing trials are failures).
     With `side_by_side` the jobs (agent x protocol) run at the same time, each `harbor run -n n_concurrent`:
     a trial mostly waits on Docker, so on 2 cores four jobs take about as long as one."""
-    from concurrent.futures import ThreadPoolExecutor
 
     n_tasks = {p: sum(1 for t in d.iterdir() if (t / "task.toml").is_file()) for p, d in datasets.items()}
     jobs = [(protocol, dataset, agent) for protocol, dataset in datasets.items() for agent in agents]

@@ -173,6 +173,7 @@ def compare_systems(native: SS.SystemScore, harbor: SS.SystemScore, n_boot: int 
 def compare_runs(native: Path, job: Path, tasks_root: Path | None, n_boot: int = N_BOOT,
                  seed: int = SEED) -> Parity:
     """Score both sides with the project's scorer and compare them task by task."""
+    # deferred: the scoring modules (about 0.2 s of CPU): publish reads this module's Parity and sem_str without them
     from video_arena.scoring import harbor_jobs as HJ
     from video_arena.scoring.scorer import score_results
 

@@ -63,6 +63,7 @@ from video_arena.container_host.registry import check_base_image, is_pinned
 from video_arena.core.judge_loader import load_judge
 from video_arena.harbor_api import speedups as HS
 from video_arena.harbor_api import task_models as HT
+from video_arena.core.case_origins import case_origins, public_warning
 
 _DIR_RE = re.compile(r"\A([a-z0-9][a-z0-9_]*)-([A-Za-z0-9]{8})\Z")
 
@@ -338,8 +339,8 @@ class Validator:
                         base_image: str, r: dict, seed: bytes, P: list[str]) -> None:
         """The catch-all: task.toml must be what make-harbor renders for this case, key for key."""
         o = Options(out=Path("."), protocol=protocol, net=net, media=media, base_image=base_image)
-        title = load_game(game, self.tasks_root).title
-        ctx = task_context(game, case_id, o, title, S.delivered_texts(protocol, r["instruction"]), seed)
+        gdef = load_game(game, self.tasks_root)
+        ctx = task_context(game, case_id, o, gdef, S.delivered_texts(protocol, r["instruction"]), seed)
         want = _flatten(tomllib.loads(self.env.get_template("task.toml.j2").render(ctx)))
         have = _flatten(raw)
         for key in sorted(set(want) | set(have)):
@@ -574,7 +575,6 @@ def _check_in_worker(task: Path) -> TaskReport:
 def public_match_warnings(reports: list[TaskReport], tasks_root: Path) -> list[str]:
     """A warning line per task whose case is an imported record of a built-in case's match (its manifest
     entry's `public_match`, importing/contamination.py): a public match, not a private case."""
-    from video_arena.core.case_origins import case_origins, public_warning
 
     out, origins = [], {}
     for rep in reports:

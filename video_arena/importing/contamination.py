@@ -22,6 +22,7 @@ from typing import Any
 from video_arena import paths
 from video_arena.core.case_origins import IMPORTED, PUBLIC_MATCH
 from video_arena.core.tasks import MAX_GT_BYTES, TasksTree, read_tree_json
+from video_arena.games.base import game_files, game_names, load_plugin
 from video_arena.digests import sha256_file, sha256_text
 from video_arena.safe_io import read_json_object, write_json_atomic
 
@@ -42,7 +43,6 @@ def builtin_match_keys(game: str) -> dict[str, str]:
     cases.json lists that is not itself imported), through the plugin's `match_key`; {} for a game without a
     plugin or without built-in cases.  Kept in the checkout's cache under a stamp of every listed case's ground
     truth (its SHA-256) and the game's code and data (`game_files`): any change there computes them again."""
-    from video_arena.games.base import game_files, game_names, load_plugin
 
     if game not in game_names():
         return {}

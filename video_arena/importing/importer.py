@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from video_arena import paths
-from video_arena.cases.build import GT_FORMAT, ID_ALPHABET, BuildError, round_value
+from video_arena.cases.build import ID_ALPHABET, BuildError, build_case, round_value
 from video_arena.media.pacing import frame_time
-from video_arena.core.tasks import (CASE_ID_RE, DELTA_LABELS, GAME_RE, MANIFEST_FORMAT, GameDefinition, TasksTree,
-                                    TasksTreeError, load_cases, manifest_cases, parse_game_toml, read_tree_json,
-                                    tree_json)
+from video_arena.core.tasks import (CASE_ID_RE, DELTA_LABELS, GAME_RE, GAME_VERSION_KEY, GT_FORMAT, MANIFEST_FORMAT,
+                                    GameDefinition, TasksTree, TasksTreeError, load_cases, manifest_cases,
+                                    parse_game_toml, read_tree_json, tree_json)
 from video_arena.digests import sha256_file
 from video_arena.games.base import game_names, load_plugin
 from video_arena.importing import media as M
@@ -288,8 +288,14 @@ class Importer:
             try:
                 existing = load_cases(game, self.root) if (self.root / game / "game.toml").is_file() else []
                 manifest_cases(game, self.root)  # a manifest that is not one is refused before any work
+                manifest = self.tree.read_manifest(game)
             except TasksTreeError as exc:
                 raise ImportCaseError(str(exc)) from None
+            made = (manifest or {}).get(GAME_VERSION_KEY, 1) if manifest and manifest.get("cases") else gd.version
+            if made != gd.version:
+                raise ImportCaseError(f"{self.tree.manifest_path(game)}: its cases were made under {game} version "
+                                      f"{str(made)[:20]}, the definition is version {gd.version}: one tree holds one "
+                                      f"version of a game (rebuild its cases, or import into another tree)")
             self.taken[game] = {c["case_id"] for c in existing}
         return self.games[game]
 
@@ -364,6 +370,7 @@ class Importer:
         gt = {
             "format": GT_FORMAT,
             "game": game,
+            GAME_VERSION_KEY: gd.version,
             "case_id": cid,
             "spec": gd.judge_spec(),
             "duration_s": duration,
@@ -405,7 +412,6 @@ class Importer:
     def record_plugin(self, game: str, fmt: str):
         """The plugin that makes cases of `fmt` files of the game (its game.toml's `[import] record_formats`),
         after checking the tree's definition of the game is the toolkit's (RecordRefused: it reads none)."""
-        from video_arena.games.cli import expected_files
 
         g = self._game(game)
         if fmt not in dict(g.definition.record_formats):
@@ -434,7 +440,6 @@ class Importer:
         """Stage one case of a record the game's plugin read from `files` (its events, V_t and render, as
         `build-cases` makes them): refused when the match is in the V_t model's fitting set; flagged in its
         manifest entry (`public_match`) when it is a built-in case's match (importing/contamination.py)."""
-        from video_arena.cases.build import build_case
 
         plugin = self.record_plugin(game, fmt)
         key = plugin.match_key(record) if key is None else key
@@ -487,10 +492,11 @@ class Importer:
             cases_doc = _read_doc(self.tree.cases_path(game), {"game": game, "cases": []})
             cases_doc["cases"] = _merged(cases_doc.get("cases", []), g.cases)
             manifest = _read_doc(self.tree.manifest_path(game), None) or {
-                "format": MANIFEST_FORMAT, "game": game, "n_cases": 0,
+                "format": MANIFEST_FORMAT, "game": game, GAME_VERSION_KEY: g.definition.version, "n_cases": 0,
                 "provenance": {"origin": "imported with `video-arena import-cases`: each case's source, "
                                          "licence, V_t model and inputs are in its entry"},
                 "cases": []}
+            manifest[GAME_VERSION_KEY] = g.definition.version
             manifest["cases"] = _merged(manifest.get("cases", []), g.manifest_entries)
             manifest["n_cases"] = len(manifest["cases"])
             for staged, final, doc in ((self.staged.manifest_path(game), self.tree.manifest_path(game), manifest),

@@ -29,6 +29,7 @@ from video_arena.importing.importer import Importer, Provenance
 from video_arena.importing.logs import ImportCaseError
 from video_arena.importing.records import RecordRefused, read_records, record_groups, screen, seeded_pick
 from video_arena.importing.signals import Interrupted, signals_unwind
+from video_arena.importing.cli import print_record_reports
 
 DEFAULT_LICENCE = "not stated (a user's own records)"
 VALUE_MODEL = "the game's shipped V_t model"
@@ -122,8 +123,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def build_from_records(folder: Path, games: list[str], tasks_root: Path, media_root: str | None, count: int | None,
                        seed: int, licence: str, source: str | None, replace: bool = False) -> int:
-    from video_arena.importing.cli import print_record_reports
-
     try:
         with Importer(tasks_root, media_root, replace=replace) as imp:
             found = [add_game_from_records(imp, game, folder, count, seed, licence, source) for game in games]

@@ -15,8 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from video_arena.cases.build import GT_FORMAT
-from video_arena.core.tasks import CASES_FILE, MANIFEST_FILE, TasksTree, gt_rel, media_rel
+from video_arena.core.tasks import CASES_FILE, GT_FORMAT, MANIFEST_FILE, TasksTree, gt_rel, media_rel
 from video_arena.importing.importer import Importer, Provenance, game_definition
 from video_arena.importing.logs import ImportCaseError, read_event_log, read_input, read_value_series
 from video_arena.games.cli import expected_files

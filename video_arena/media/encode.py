@@ -16,6 +16,7 @@ from typing import Any, Iterable, Sequence
 
 import av
 import numpy as np
+import PIL
 
 CRF = 23
 PRESET = "ultrafast"
@@ -41,7 +42,6 @@ def x264_params(fps: int, keyint: int | None = None, extra: str = X264_PARAMS) -
 
 def encoder_info() -> dict[str, Any]:
     """What the manifest records about the encoder (a different one gives different bytes)."""
-    import PIL
 
     return {"muxer": "PyAV", "pyav": av.__version__, "ffmpeg": _ffmpeg_version(), "codec": "libx264",
             "preset": PRESET, "x264_params": X264_PARAMS, "crf": CRF, "pix_fmt": "yuv420p", "threads": 1, "keyframe_s": KEYFRAME_S,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
+from PIL import Image, ImageDraw
 
 from video_arena.media.pacing import positions_at_frames, time_to_frame
 
@@ -36,6 +37,7 @@ def expected_image(plugin, gt: dict[str, Any], t: float):
 def decode_frames(mp4: str | Path, times: Iterable[float]) -> dict[float, np.ndarray]:
     """RGB frames shown at the given times (one sequential decode; a frame is 'shown at t' when t
     falls in [its start, next frame's start))."""
+    # deferred: PyAV (about 0.1 s of CPU), only to decode
     import av
 
     wanted = sorted(set(times))
@@ -92,7 +94,6 @@ def event_strip(mp4: str | Path, gt: dict[str, Any], index: int, offsets: Iterab
     """A PIL picture of the decoded frames around event `index` (at t + each offset, clamped to the
     video), each captioned with its offset and time, under a title naming the event: what a person
     looks at to see whether the video shows the event when the ground truth says."""
-    from PIL import Image, ImageDraw
 
     events = gt["events"]
     if not 0 <= index < len(events):
@@ -123,6 +124,7 @@ def event_strip(mp4: str | Path, gt: dict[str, Any], index: int, offsets: Iterab
 
 
 def video_info(mp4: str | Path) -> dict[str, Any]:
+    # deferred: PyAV (about 0.1 s of CPU), only to decode
     import av
 
     with av.open(str(mp4)) as container:

@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from video_arena import paths
 from video_arena.digests import sha256_bytes, sha256_file
@@ -427,7 +428,6 @@ def extract_frames(media: str | os.PathLike, spec: GridSpec, out_dir: str | os.P
     ex = frame_commands(media, plan, info.pts, str(out), key_pts=info.key_pts, mode=mode)
     cmds = ex.cmds
     if len(cmds) > 1 and jobs > 1:
-        from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             list(pool.map(lambda c: _run(c, timeout), cmds))
     else:

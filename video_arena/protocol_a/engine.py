@@ -41,6 +41,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
+from email.utils import parsedate_to_datetime
 
 import httpx
 import openai
@@ -357,7 +358,6 @@ def retry_after_s(exc: Exception) -> float | None:
         try:
             v = float(raw)
         except ValueError:
-            from email.utils import parsedate_to_datetime
             when = parsedate_to_datetime(raw)
             v = when.timestamp() - time.time()
             return max(v, 0.0) if math.isfinite(v) else None

@@ -36,7 +36,8 @@ from typing import Any
 
 import openai
 
-from video_arena.core.tasks import CASE_ID_RE, GAME_RE
+from video_arena.core.tasks import CASE_ID_RE, GAME_RE, TasksTreeError
+from video_arena.games.base import load_definition
 from video_arena.digests import sha256_bytes
 from video_arena.harbor_api.agents import AgentCapabilities, AgentContext, BaseAgent, BaseEnvironment, extra_env
 from video_arena.harbor_api.trials import trial_task
@@ -83,6 +84,15 @@ def game_case_of(session_id: str | None, logs_dir: Path) -> tuple[str | None, st
             if GAME_RE.match(game) and CASE_ID_RE.match(case):
                 return game, case
     return None, None
+
+
+def game_version_of(game: str | None) -> int | None:
+    """The version of the toolkit's definition of `game` (the one make-harbor stamps into the task's
+    metadata from a tree synced with it); None for a game the toolkit does not define."""
+    try:
+        return load_definition(game).version if game else None
+    except (LookupError, OSError, TasksTreeError):
+        return None
 
 
 class ProtocolA(BaseAgent):
@@ -194,7 +204,8 @@ class ProtocolA(BaseAgent):
         record = await asyncio.to_thread(
             execute_cell, cond=cond, opts=opts, client=client, game=game, case_id=case_id,
             instruction_path=inst, frames_for=frames_for, out_dir=self.logs_dir, runner="harbor",
-            jpeg_q=self.jpeg_q, max_frames=self.max_frames, log=self.logger.info, on_overflow=self.on_overflow)
+            jpeg_q=self.jpeg_q, max_frames=self.max_frames, log=self.logger.info, on_overflow=self.on_overflow,
+            game_version=game_version_of(game))
         context.metadata = HarborAgentMetadata.of(record).to_doc()
         extras = record.protocol_a
         usage = extras.usage or {}

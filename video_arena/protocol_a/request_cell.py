@@ -39,8 +39,7 @@ from video_arena.core.request import RequestOptions
 from video_arena.protocol_a.engine import HarnessError, run_request, safe_text
 from video_arena.toolkit_info import toolkit_provenance
 
-CELL_FILES = (R.ANSWER_FILE, R.RUN_FILE, "prompt.txt", "reply.txt", "receipt.json", "reasoning.txt")
-RECEIPT_FORMAT = "video-arena-a-receipt/1"
+CELL_FILES = (R.ANSWER_FILE, R.RUN_FILE, R.PROMPT_FILE, R.REPLY_FILE, R.RECEIPT_FILE, R.REASONING_FILE)
 
 
 def _now() -> str:
@@ -56,8 +55,10 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
                  case_id: str | None, instruction_path: str | PathLike, frames_for: G.FrameSet | Any,
                  out_dir: str | PathLike, runner: str, jpeg_q: int | None = None,
                  max_frames: int | None = None, log: Callable[[str], None] = lambda s: None,
-                 extra_record: dict[str, Any] | None = None, on_overflow: str = "stop") -> R.RunRecord:
-    """Run one cell; return its run record (also written to out_dir/run.json)."""
+                 extra_record: dict[str, Any] | None = None, on_overflow: str = "stop",
+                 game_version: int | None = None) -> R.RunRecord:
+    """Run one cell; return its run record (also written to out_dir/run.json).  `game_version`: the version of
+    the game's definition the case was made under (recorded as run.json's `game_version`)."""
     out = Path(out_dir)
     attempt = R.start_attempt(out, CELL_FILES)  # an earlier run's files move to attempts/<n>/, never deleted
     started, t0 = _now(), time.monotonic()
@@ -70,7 +71,8 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
         degradations.append({"kind": "max_frames", "from": base.max_frames, "to": spec.max_frames,
                              "why": "set by the operator"})
 
-    run = R.RunRecord(protocol="A", model=opts.model, game=game, case_id=case_id, started_at=started)
+    run = R.RunRecord(protocol="A", model=opts.model, game=game, case_id=case_id, game_version=game_version,
+                      started_at=started)
     rec = R.ProtocolARecord(
         runner=runner, condition=cond.name, condition_sha256=cond.sha256, tolerance_s=cond.tolerance_s,
         transport=cond.transport, request_timeout_s=cond.request_timeout_s, reasoning_effort=opts.reasoning_effort,
@@ -101,10 +103,10 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
 
     frames, plan = oc.frames, oc.frames.plan
     prompt = protocol_a_prompt(instruction_path, plan.ts_floats())
-    (out / "prompt.txt").write_text(prompt, encoding="utf-8")
-    (out / "reply.txt").write_text(oc.reply, encoding="utf-8")
+    (out / R.PROMPT_FILE).write_text(prompt, encoding="utf-8")
+    (out / R.REPLY_FILE).write_text(oc.reply, encoding="utf-8")
     if oc.reasoning:
-        (out / "reasoning.txt").write_text(oc.reasoning, encoding="utf-8")
+        (out / R.REASONING_FILE).write_text(oc.reasoning, encoding="utf-8")
 
     answer = extract_answer(oc.reply)
     n_blocks = len(answer_candidates(oc.reply))
@@ -131,12 +133,12 @@ def execute_cell(*, cond: Condition, opts: RequestOptions, client: openai.OpenAI
     if oc.lone_surrogates:
         rec.reply_lone_surrogates_replaced = oc.lone_surrogates
     receipt = {
-        "format": RECEIPT_FORMAT, "game": game, "case_id": case_id, "runner": runner,
+        "format": R.RECEIPT_FORMAT, "game": game, "case_id": case_id, "runner": runner,
         **frames.receipt(), "sampling": sampling_of(oc.spec), "transport": cond.transport,
         "mp4_sha256": oc.mp4_sha256, "fallbacks": oc.degradations,
         "request_sha256": oc.request_sha256, "condition_sha256": cond.sha256,
     }
-    safe_io.write_json_atomic(out / "receipt.json", receipt)
+    safe_io.write_json_atomic(out / R.RECEIPT_FILE, receipt)
     answer_path = R.write_answer(out, answer_doc)
     # The scorer checks the answer it judges against this digest (a Harbor trial's collected artifact
     # is the same file, uploaded).  A no_answer cell is scored 0.0 by its state, whatever the bytes.

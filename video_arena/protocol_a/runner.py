@@ -27,6 +27,7 @@ import openai
 from video_arena.core import results as R
 from video_arena.progress import bar as progress_bar
 from video_arena.core import iter_cases, resolve
+from video_arena.core.tasks import GAME_VERSION_KEY
 from video_arena.media import grid as G
 from video_arena.protocol_a.request_cell import execute_cell
 from video_arena.core.condition import CONDITIONS_SUBDIR, ConditionError, is_versioned, load_condition
@@ -171,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         return execute_cell(cond=cond, opts=opts, client=client, game=game, case_id=case_id,
                             instruction_path=r["instruction"], frames_for=frames_for,
                             out_dir=R.cell_dir(out, game, case_id), runner="native", jpeg_q=a.jpeg_q,
-                            max_frames=a.max_frames, on_overflow=a.on_overflow)
+                            max_frames=a.max_frames, on_overflow=a.on_overflow, game_version=r[GAME_VERSION_KEY])
 
     counts: dict[str, int] = {}
     print(f"{len(todo)} cells to run, {skipped} already done, condition {cond.name} "

@@ -26,7 +26,7 @@ from video_arena import safe_io
 from video_arena.core import results as R
 from video_arena.core.results import redact
 from video_arena.core.instruction import instruction_for, text_digest
-from video_arena.core.tasks import resolve
+from video_arena.core.tasks import GAME_VERSION_KEY, resolve
 from video_arena.core.audit import audit_files, turns_reported
 from video_arena.protocol_b.isolation import MODE_BWRAP, Isolation
 from video_arena.core.prompts import turn1_prompt
@@ -38,7 +38,7 @@ from video_arena.toolkit_info import toolkit_provenance
 
 RUNNER_VERSION = "video-arena-run-b/2"
 #: What a run of a cell leaves in its folder (moved to attempts/<n>/ when the cell is run again)
-CELL_FILES = (R.RUN_FILE, R.ANSWER_FILE, "prompt.txt", "logs")
+CELL_FILES = (R.RUN_FILE, R.ANSWER_FILE, R.PROMPT_FILE, "logs")
 PLACEHOLDERS = ("sandbox", "prompt", "max_turns", R.REASONING_EFFORT)
 _PLACEHOLDER_RE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 DEFAULT_LOG_CAP_MB = 64
@@ -186,13 +186,14 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
         rec.error = msg
         if agent_started is not None:
             rec.agent_started = agent_started
-        R.clear_files(cdir, (R.ANSWER_FILE,))
+        safe_io.remove_files(cdir, (R.ANSWER_FILE,))
         return write_then_clean(sb)
 
     # -- prepare ------------------------------------------------------------------------------
     marker = f"{cfg.run_token}:{secrets.token_hex(6)}"
     try:
         r = resolve(game, case_id, cfg.tasks_root, cfg.media_root)
+        run.game_version = r[GAME_VERSION_KEY]
         instruction = instruction_for("agentic", r["instruction"])
         seed = Path(r["answer_seed"]).read_bytes()
         sb = create_sandbox(
@@ -206,7 +207,7 @@ def run_cell(cfg: RunConfig, game: str, case_id: str) -> R.RunRecord | None:
     # "{sandbox}", comparable across cells and runs.
     rec.prompt_template_sha256 = text_digest(turn1_prompt("{sandbox}", cfg.max_turns, cfg.timeout_min))
     rec.seed_sha256, rec.sandbox = sha256(seed), str(sb.path)
-    shutil.copyfile(sb.prompt_path, cdir / "prompt.txt")
+    shutil.copyfile(sb.prompt_path, cdir / R.PROMPT_FILE)
     try:
         command = fill_template(cfg.agent_cmd, {"sandbox": str(sb.path), "prompt": str(sb.prompt_path),
                                                 "max_turns": str(cfg.max_turns),

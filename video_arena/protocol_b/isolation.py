@@ -33,6 +33,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+import shlex
 
 #: Read-only system directories every agent sees (a symlink, as /bin -> usr/bin, stays a symlink).
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -216,7 +217,6 @@ def agent_command_problem(iso: Isolation, command: str, program: str, env: dict[
     `_script_of`) are visible inside the isolation, else one line saying what to allow or move (and
     why).  `command` is the template filled with `fake_sandbox` for {sandbox}/{prompt}; `program` is its
     first word ("" when it cannot be read plainly: then nothing is checked)."""
-    import shlex
 
     if iso.mode != MODE_BWRAP:
         return None

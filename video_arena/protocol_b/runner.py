@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     if isolation.mode == MODE_BWRAP:  # the program and every host path the command names, as the agent sees them
         fake = sandbox_base / "va-b-check" / "sandbox"
         try:
-            probe_cmd = fill_template(a.agent_cmd, {"sandbox": str(fake), "prompt": str(fake / "prompt.txt"),
+            probe_cmd = fill_template(a.agent_cmd, {"sandbox": str(fake), "prompt": str(fake / R.PROMPT_FILE),
                                                     "max_turns": str(a.max_turns),
                                                     R.REASONING_EFFORT: a.reasoning_effort or ""})
         except TemplateError:

@@ -33,6 +33,7 @@ from pathlib import Path
 from video_arena import paths
 from video_arena.safe_tree import TreeRemoval, remove_tree, restore_owner_access
 from video_arena.core.prompts import SANDBOX_FILES
+from video_arena.core.results import PROMPT_FILE
 from video_arena.core.instruction import text_digest
 
 CONTAINER_PREFIX = "va-b-"
@@ -181,7 +182,7 @@ def create_sandbox(base: Path, *, media: Path, instruction_text: str, seed_bytes
         if present != sorted(SANDBOX_FILES):  # pragma: no cover - a bug here must be loud
             raise SandboxError(f"sandbox holds {present}, expected exactly {sorted(SANDBOX_FILES)}")
         prompt = prompt_for(str(sandbox))
-        prompt_path = container / "prompt.txt"
+        prompt_path = container / PROMPT_FILE
         prompt_path.write_text(prompt, encoding="utf-8")
         return Sandbox(container=container, path=sandbox, prompt_path=prompt_path, marker=marker,
                        instruction_sha256=text_digest(instruction_text),

@@ -19,6 +19,7 @@ import os
 import select
 import signal
 import sys
+import ctypes
 
 
 def _children(me):
@@ -73,7 +74,6 @@ def _reap(agent_pid=None, status_fd=None):
 def main(argv):
     status_fd, cmd = int(argv[0]), argv[1:]
     try:
-        import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     except Exception:  # noqa: BLE001 - best effort: the runner is a subreaper too
         pass

@@ -28,6 +28,7 @@ from video_arena.scoring import caveats as CV
 from video_arena.scoring.metrics import (ALL_METRICS, ALWAYS_DEFINED, LABELS, METRICS, N_COLUMN,  # noqa: F401
                                          REWARD, SHORT, T1_F1, T2_MACRO_ACC, T3_MACRO_ACC, TIERS, ZERO_FILLED,
                                          label_of)
+from video_arena.core.instruction import instruction_for, text_digest
 
 BENCHMARK_TOLERANCE_S = 3.0
 #: Answer states (video_arena/core/results.py): those of a run that ran and left no answer score 0.0
@@ -306,7 +307,6 @@ class InstructionDigests:
     def get(self, game: str, protocol: str) -> str | None:
         key = (game, protocol)
         if key not in self._cache:
-            from video_arena.core.instruction import instruction_for, text_digest
             try:
                 self._cache[key] = text_digest(instruction_for(protocol, self.root / game / "instruction.md"))
             except Exception:  # noqa: BLE001 - a digest we cannot compute is simply not compared

@@ -28,6 +28,8 @@ from video_arena.scoring import harbor_jobs as HJ
 from video_arena.scoring import cells as SC
 from video_arena.scoring import output as SO
 from video_arena.scoring import statistics as SS
+from video_arena.core.judge_loader import JudgeUnavailable, load_judge
+from video_arena.scoring.report import markdown_report
 
 
 def _f(v: float | None, nd: int = 3) -> str:
@@ -342,14 +344,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"video-arena score: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # judge missing, tasks tree unreadable
-        from video_arena.core.judge_loader import JudgeUnavailable
         if isinstance(exc, (JudgeUnavailable, FileNotFoundError)):
             print(f"video-arena score: {exc}", file=sys.stderr)
             return 2
         raise
     plot = Path(a.plot) if a.plot else None
     if a.report == "md":
-        from video_arena.scoring.report import markdown_report
         if plot is None and a.report_out:
             plot = Path(a.report_out).with_suffix(".png")
         md = markdown_report(systems, comparison, plot=plot, md_path=Path(a.report_out) if a.report_out else None)
@@ -378,6 +378,7 @@ def main(argv: list[str] | None = None) -> int:
         write_csv(Path(a.cells_csv), rows, CELL_FIELDS + (HJ.HARBOR_CELL_FIELDS if harbor else []))
         print(f"wrote {a.cells_csv}")
     if plot is not None:
+        # deferred: matplotlib (about 3.2 s of CPU): only with --plot
         from video_arena.scoring.plots import plot_game_means
         plot_game_means(systems, plot, comparison)
         print(f"wrote {plot}")
@@ -413,7 +414,6 @@ def judge_main(argv: list[str] | None = None) -> int:
                     help="matching tolerance in s (default 3; anything else is a diagnostic)")
     ap.add_argument("--summary", action="store_true", help="print the four scores only (Harbor's reward.json)")
     a = ap.parse_args(argv)
-    from video_arena.core.judge_loader import JudgeUnavailable, load_judge
     try:
         J = load_judge()
     except JudgeUnavailable as exc:

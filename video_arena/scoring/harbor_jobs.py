@@ -26,6 +26,7 @@ from video_arena.scoring import caveats as CV
 from video_arena.scoring import cells as SC
 from video_arena.scoring import scorer as S
 from video_arena.scoring import statistics as SS
+from video_arena.core.judge_loader import load_judge
 
 #: Exceptions with which the *agent* stopped and the verifier still graded what it left (the
 #: equivalents of a native run's `timeout` and `agent_error` stops, which are scored): the trial is
@@ -286,7 +287,6 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
               verify_requests: bool = True, judge_mod=None, progress: bool | None = None,
               label: str | None = None, exclude_flagged: bool = False) -> SS.SystemScore:
     """Score a Harbor job folder against a tasks tree (same arguments as scorer.score_results)."""
-    from video_arena.core.judge_loader import load_judge
 
     job = Path(job).expanduser()
     if not is_harbor_job(job):
@@ -348,6 +348,7 @@ def score_job(job: str | Path, tasks_root: str | Path | None = None, *,
 
     bar = None
     if progress is not False:
+        # deferred: tqdm (about 0.1 s of CPU), only for a bar on a terminal
         from tqdm import tqdm
         bar = tqdm(total=len(dirs) - len(strays), desc=f"scoring {job.name}", unit="trial",
                    disable=None if progress is None else False, leave=False)

@@ -18,6 +18,7 @@ from video_arena.scoring.cells import (BENCHMARK_TOLERANCE_S, STATUS_MISSING, Ce
                                        ScoringInputError, InstructionDigests, load_verifier, mark_gt_corrupt,
                                        score_cell)
 from video_arena.scoring.statistics import GameScore, SystemScore, aggregate_game, finish_system
+from video_arena.core.judge_loader import load_judge
 
 
 def _visible_dirs(folder: Path) -> list[Path]:
@@ -71,7 +72,6 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
     inputs that cannot be scored at all; a bad cell is reported on the cell and never stops the run.
     `runner_records` False: the caller wrote the answers directly (the baselines' oracle, nop and grid
     ceiling): their records are asked for the answer's digest only, not for run-a's or run-b's others."""
-    from video_arena.core.judge_loader import load_judge
 
     results = Path(results).expanduser()
     try:
@@ -110,6 +110,7 @@ def score_results(results: str | Path, tasks_root: str | Path | None = None, *,
     total = sum(len(ids) for _, ids, _ in plan)
     bar = None
     if progress is not False and total:
+        # deferred: tqdm (about 0.1 s of CPU), only for a bar on a terminal
         from tqdm import tqdm
         bar = tqdm(total=total, desc=f"scoring {results.name}", unit="cell",
                    disable=None if progress is None else False, leave=False)

@@ -28,7 +28,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, MultipleLocator  # noqa: E402
 
-from video_arena.safe_io import finite_number  # noqa: E402
+from video_arena.core.judge_loader import JudgeUnavailable, load_judge  # noqa: E402
+from video_arena.core.tasks import parse_game_toml  # noqa: E402
+from video_arena.games.base import load_definition  # noqa: E402
+from video_arena.safe_io import finite_number, read_bounded  # noqa: E402
 
 GT_MATCHED = "#2e7d32"
 GT_MISSED = "#c62828"
@@ -49,7 +52,6 @@ def _mmss(t: float, _pos=None) -> str:
 def _neutral_for(gt: dict[str, Any], gt_path: Path | None) -> float:
     """The neutral V of the game: from the tasks tree's game.toml next to the ground truth, else the
     plugin's definition, else 0.5 (every shipped V_t is a probability)."""
-    from video_arena.core.tasks import parse_game_toml
 
     if gt_path is not None:
         toml = gt_path.resolve().parent.parent / "game.toml"
@@ -59,7 +61,6 @@ def _neutral_for(gt: dict[str, Any], gt_path: Path | None) -> float:
             except Exception:  # noqa: BLE001 - fall through to the plugin
                 pass
     try:
-        from video_arena.games.base import load_definition
         return load_definition(str(gt.get("game") or gt.get("spec", {}).get("game"))).value_neutral
     except Exception:  # noqa: BLE001
         return 0.5
@@ -300,7 +301,6 @@ def main(argv: list[str] | None = None) -> int:
         print("video-arena timeline: --tolerance must be a finite number >= 0 and --neutral a finite number",
               file=sys.stderr)
         return 2
-    from video_arena.core.judge_loader import JudgeUnavailable, load_judge
     try:
         J = load_judge()
     except JudgeUnavailable as exc:
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     ans_path = Path(a.answer)
     data = None
     if ans_path.is_file() or ans_path.is_symlink():
-        from video_arena.safe_io import read_bounded
+        # deferred: as in draw_timeline: scoring/caveats.py loads the judge when imported, and main() first reports a judge that cannot load
         from video_arena.scoring.caveats import MAX_ANSWER_BYTES
 
         try:  # a regular file, never through a link or blocking; the judge's cap + 1 byte at most

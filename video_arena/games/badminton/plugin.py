@@ -191,6 +191,7 @@ class BadmintonPlugin(GamePlugin):
 
     def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Any], list[int]]:
         """One yuv420p frame per video frame, redrawn and converted only where the sprites were and are."""
+        # deferred: media/encode.py imports PyAV (about 0.15 s of CPU); only rendering a video needs it
         from video_arena.media.encode import IncrementalYuv420p
 
         p = SC.plan(record)

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from video_arena.games.badminton import records as R
+from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED
 
 GRID = tuple(2 ** i for i in range(2, 14))   # 4 .. 8192
 
@@ -161,7 +162,6 @@ def value_model(record: dict[str, Any], matches: list[MatchServes] | None = None
 def watcher_prior() -> dict[str, Any]:
     """The prior a watcher of the video gives both players, who sees no name: V_t's own prior (kappa and tau fitted
     the same way) for a player with no other match, fitted on the matches that are not built-in cases."""
-    from video_arena.games.base import BUILTIN_CASES, SELECTION_SEED
 
     cases = {R.match_key(e.folder.rsplit("/", 1)[-1]) for e in R.select(R.read_pool(), BUILTIN_CASES, SELECTION_SEED)}
     fitting = [m for m in table() if m.key not in cases]

@@ -23,6 +23,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+import sys
+import argparse
 
 from video_arena.digests import sha256_text
 
@@ -505,8 +507,6 @@ def select(entries: list[PoolEntry], n: int, seed: int) -> list[PoolEntry]:
 def main(argv: list[str] | None = None) -> int:
     """python -m video_arena.games.badminton.records pool UPSTREAM_DIR: rewrite data/pool.csv and data/rallies.csv
     from a copy of the upstream records (the folder holding ShuttleSet/ and CoachAI-Challenge-IJCAI2023/)."""
-    import argparse
-    import sys
 
     ap = argparse.ArgumentParser(prog="python -m video_arena.games.badminton.records")
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 import chess
 import chess.pgn
+from PIL import Image, ImageDraw, ImageFont
 
 from video_arena.digests import sha256_file
 from video_arena.games.base import GamePlugin, Step
@@ -107,6 +108,7 @@ def stockfish_path() -> str:
 
 @functools.lru_cache(maxsize=1)
 def stockfish_version() -> str:
+    # deferred: python-chess's engine module (asyncio, about 0.1 s of CPU); only V_t needs it
     import chess.engine
 
     engine = chess.engine.SimpleEngine.popen_uci(stockfish_path())
@@ -119,6 +121,7 @@ def stockfish_version() -> str:
 @functools.lru_cache(maxsize=1)
 def font_path() -> Path:
     """DejaVu Sans as bundled with matplotlib (a pinned pip dependency, so renders match across hosts)."""
+    # deferred: matplotlib (about 0.2 s of CPU here, 3.2 s cold) only to find the font it bundles
     import matplotlib
 
     path = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
@@ -130,7 +133,6 @@ def font_path() -> Path:
 @functools.lru_cache(maxsize=1)
 def sprites() -> dict[str, Any]:
     """12 RGBA piece images (SQUARE x SQUARE), keyed by python-chess symbols ('P', 'k', ...)."""
-    from PIL import Image, ImageDraw, ImageFont
 
     font = ImageFont.truetype(str(font_path()), 58)
     out = {}
@@ -150,8 +152,6 @@ def sprites() -> dict[str, Any]:
 
 @functools.lru_cache(maxsize=1)
 def empty_board():
-    from PIL import Image, ImageDraw
-
     img = Image.new("RGB", (SIZE, SIZE), EDGE)
     d = ImageDraw.Draw(img)
     for sq in chess.SQUARES:
@@ -170,8 +170,6 @@ def is_light(square: int) -> bool:
 
 
 def draw(board: chess.Board, last: chess.Move | None):
-    from PIL import ImageDraw
-
     img = empty_board().copy()
     if last is not None:  # last-move squares tinted, as on any broadcast board
         d = ImageDraw.Draw(img)
@@ -302,6 +300,7 @@ class ChessPlugin(GamePlugin):
 
     def _values(self, positions: list[chess.Board | None], progress=None) -> list[float]:
         """V of each position; None (a position that cannot be read) repeats the value before it."""
+        # deferred: python-chess's engine module (asyncio, about 0.1 s of CPU); only V_t needs it
         import chess.engine
 
         values: list[float] = []
@@ -318,6 +317,7 @@ class ChessPlugin(GamePlugin):
 
     @staticmethod
     def _value(engine, board: chess.Board) -> float:
+        # deferred: python-chess's engine module (asyncio, about 0.1 s of CPU); only V_t needs it
         import chess.engine
 
         outcome = board.outcome(claim_draw=False)

@@ -36,6 +36,8 @@ import numpy as np
 
 from video_arena.digests import sha256_text
 from video_arena.games.dota2.match import BUILDING, Match, MatchError
+from video_arena.games.logistic import scores
+from video_arena.games.logistic import fit
 
 MODEL = Path(__file__).resolve().parent / "data" / "model.json"
 FEATURES = ("side", "towers", "barracks", "roshan")
@@ -46,6 +48,8 @@ K = 5
 PHASE_S = 3600.0
 PHASES = ((0, 10), (10, 20), (20, 30), (30, 40), (40, None))   # game minutes
 N_TOWERS, N_BARRACKS = 11, 6
+#: the `format` of the fitted V_t model file (data/model.json)
+MODEL_FORMAT = "video-arena-dota2-model/1"
 METHOD = f"logistic regression, L2 {L2}, each match weighing the same, fitted on the committed matches that are not cases"
 #: The keys of the visible state after an event (plugin.visible_features, the pixel reader's features).
 COUNTS = ("towers_radiant", "towers_dire", "barracks_radiant", "barracks_dire", "roshan_radiant", "roshan_dire")
@@ -118,8 +122,6 @@ def minute_rows(m: Match) -> list[tuple[float, int]]:
 
 
 def fit_matches(matches: list[Match], features: tuple[str, ...] = FEATURES, l2: float = L2) -> list[float]:
-    from video_arena.games.logistic import fit
-
     X, y, w = [], [], []
     for m in matches:
         rows = minute_rows(m)
@@ -141,7 +143,7 @@ def fit_model(fitting: dict[int, Match], cases: list[int]) -> dict[str, Any]:
     if overlap:
         raise MatchError(f"the V_t model may not be fitted on a case's match: {sorted(overlap)[:3]}")
     ids = sorted(fitting)
-    return {"format": "video-arena-dota2-model/1", "method": METHOD, "features": list(FEATURES),
+    return {"format": MODEL_FORMAT, "method": METHOD, "features": list(FEATURES),
             "design": "side 1; towers standing difference / 11, barracks / 6, Roshan kills difference",
             "l2": L2, "coef": fit_matches([fitting[i] for i in ids]),
             "fitted_on": {"n_matches": len(ids), "match_ids_sha256": sha256_text(",".join(map(str, ids)))},
@@ -166,7 +168,6 @@ def _phase(t: float) -> str:
 def calibration(fitting: dict[int, Match], cases: dict[int, Match], mdl: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """{"fitting matches, K-fold held out": rows, "case matches, shipped model": rows}; a row per phase and
     one for all: Brier and log loss of the model, the same fit with the leads (WITH_LEADS) and a constant 0.5."""
-    from video_arena.games.logistic import scores
 
     def table(preds: list[tuple[str, float, float, float, float]]) -> list[dict[str, Any]]:
         out = []

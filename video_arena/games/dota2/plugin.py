@@ -33,6 +33,8 @@ from video_arena.games.dota2 import match as M
 from video_arena.games.dota2 import records as R
 from video_arena.games.dota2 import render as D
 from video_arena.media.pacing import Schedule
+from video_arena.games.dota2 import model as V
+from video_arena.games.dota2.opendota import record_from_files
 
 FPS = 1
 TAIL_S = 4
@@ -126,8 +128,6 @@ class Dota2Plugin(GamePlugin):
 
     # -- V_t --
     def evaluate(self, record: dict[str, Any], progress=None) -> list[float]:
-        from video_arena.games.dota2 import model as V
-
         mdl = V.load_model()
         mid = record["opendota"]["match_id"]
         if mid in R.all_matches() and mid not in mdl["not_fitted_on"]:   # a case's V_t never comes from a model that saw it
@@ -148,7 +148,6 @@ class Dota2Plugin(GamePlugin):
     def visible_features(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """After each event: its video second, the towers and barracks each side has standing, the Roshan kills
         each side has made, and the winner once the Ancient fell ("" before)."""
-        from video_arena.games.dota2 import model as V
 
         m = decoded(record)
         out = []
@@ -159,15 +158,12 @@ class Dota2Plugin(GamePlugin):
     def visible_values(self, features: list[dict[str, Any]], record_meta: dict[str, Any]) -> list[float]:
         """V before the first event (every building standing, no kill) and after each, from the features alone: V_t's
         own model, whose inputs are all on the picture (model.py)."""
-        from video_arena.games.dota2 import model as V
 
         coef = V.load_model()["coef"]
         start = {**V.start_state(), "t": 0.0, "winner": ""}
         return [V.visible_value(coef, f) for f in [start] + list(features)]
 
     def evaluator(self) -> dict[str, Any]:
-        from video_arena.games.dota2 import model as V
-
         mdl = V.load_model()
         return {"engine": "logistic win-probability model (model.py)", "method": mdl["method"],
                 "features": mdl["features"], "model_sha256": V.model_digest(mdl),
@@ -183,6 +179,7 @@ class Dota2Plugin(GamePlugin):
         return Image.fromarray(D.draw(D.sprites(timeline(record), frame)))
 
     def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Any], list[int]]:
+        # deferred: media/encode.py imports PyAV (about 0.15 s of CPU); only rendering a video needs it
         from video_arena.media.encode import IncrementalYuv420p
 
         tl = timeline(record)
@@ -218,8 +215,6 @@ class Dota2Plugin(GamePlugin):
     record_suffixes = {"opendota": (".json",)}
 
     def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
-        from video_arena.games.dota2.opendota import record_from_files
-
         if fmt != "opendota":
             raise ValueError(f"DOTA 2 reads no {fmt!r} files, only OpenDota match JSON")
         return record_from_files(paths)
@@ -231,7 +226,6 @@ class Dota2Plugin(GamePlugin):
     def fitting_keys(self) -> frozenset[str]:
         """Every committed match the V_t model was fitted on: all of data/ but the built-in cases (the model's
         `not_fitted_on`)."""
-        from video_arena.games.dota2 import model as V
 
         held_out = set(V.load_model()["not_fitted_on"])
         return frozenset(self.match_key({"opendota": {"match_id": mid}}) for mid in R.all_matches() if mid not in held_out)

@@ -20,11 +20,13 @@ from video_arena.games.dota2 import match as M
 from video_arena.games.dota2 import model as V
 from video_arena.games.dota2 import records as R
 from video_arena.games.value_report import band_table
+from video_arena.games.dota2.plugin import STRATA, eligible, selection
+from video_arena.core.tasks import TasksTree, load_cases, load_game
+from video_arena import paths
 
 
 def split() -> tuple[dict[int, M.Match], dict[int, M.Match]]:
     """(fitting matches, case matches) of the built-in selection, decoded."""
-    from video_arena.games.dota2.plugin import selection
 
     matches = R.all_matches()
     cases, fitting = selection(BUILTIN_CASES, SELECTION_SEED, matches)
@@ -32,9 +34,6 @@ def split() -> tuple[dict[int, M.Match], dict[int, M.Match]]:
 
 
 def cases_report() -> int:
-    from video_arena import paths
-    from video_arena.core.tasks import TasksTree, load_cases, load_game
-
     root = paths.default_tasks_root()
     ids = [c["case_id"] for c in load_cases("dota2", root)]
     if not ids:
@@ -45,7 +44,6 @@ def cases_report() -> int:
     types, per_where, pairs, shift, favours, teams, minutes = Counter(), Counter(), [], [], 0, Counter(), []
     print("| case | match id | teams (radiant - dire) | length tercile | minutes | events | towers | barracks | roshan | wards placed |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    from video_arena.games.dota2.plugin import STRATA, eligible
 
     by_length = sorted(eligible(matches), key=lambda k: (matches[k]["match"]["duration"], k))
     for cid in ids:

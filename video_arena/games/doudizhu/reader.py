@@ -51,6 +51,7 @@ def _font_file(name: str) -> str | None:
 
 def rank_templates() -> dict[str, np.ndarray]:
     """Green channel of each rank's corner label drawn the way the render draws it (green: ink of both colours is dark)."""
+    # deferred: the reader is standalone (stdlib + numpy + ffmpeg): Pillow is asked for only when the templates are drawn
     from PIL import Image, ImageDraw, ImageFont
 
     bold, regular = _font_file("DejaVuSans-Bold.ttf"), _font_file("DejaVuSans.ttf")

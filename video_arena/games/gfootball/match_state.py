@@ -21,6 +21,7 @@ import math
 import zlib
 from array import array
 from dataclasses import dataclass, field
+import sys
 
 X_M, Y_M = 54.4, 83.6          # metres per env unit (X_FIELD_SCALE, -Y_FIELD_SCALE in the engine)
 HALF_LEN_M, HALF_WID_M = 55.0, 36.0   # pitchHalfW, pitchHalfH: the engine's pitch is 110 m x 72 m
@@ -76,7 +77,6 @@ def _unpack(text: str, n_cols: int, n: int) -> list[list[int]]:
 
 
 def _little_endian() -> bool:
-    import sys
     return sys.byteorder == "little"
 
 

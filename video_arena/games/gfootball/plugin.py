@@ -25,6 +25,7 @@ import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -37,6 +38,7 @@ from video_arena.games.base import GamePlugin, Step
 from video_arena.games.gfootball import match_state as MS
 from video_arena.games.gfootball.goal_model import (  # noqa: F401  (GOAL_MODEL and the model's error: plugin names)
     GOAL_MODEL, GFootballError, equal_rate, expected_result, load_goal_model)
+from video_arena.games.gfootball import dump
 
 HERE = Path(__file__).resolve().parent
 COLLECTION = "gfootball-builtin-ai"
@@ -495,7 +497,6 @@ class GFootballPlugin(GamePlugin):
     # -- records --
     def select_records(self, n: int, seed: int) -> list[dict[str, Any]]:
         """The committed or cached records, and the engine (one match per core at a time) for the rest."""
-        from concurrent.futures import ThreadPoolExecutor
 
         committed = _committed_records()
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
@@ -577,8 +578,6 @@ class GFootballPlugin(GamePlugin):
 
     # -- a user's episode dumps (game.toml [import] record_formats) --
     def record_from_files(self, fmt: str, paths: list[Path]) -> dict[str, Any]:
-        from video_arena.games.gfootball import dump
-
         if fmt != dump.FORMAT:
             raise ValueError(f"Google Research Football reads no {fmt!r} files, only {dump.FORMAT}s")
         if len(paths) != 1:
@@ -642,6 +641,7 @@ class GFootballPlugin(GamePlugin):
     def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Any], list[int]]:
         """One yuv420p frame per video frame, drawn lazily in order: `draw_state`'s picture, redrawn and
         converted only where the sprites were and are (`MatchCanvas`, `IncrementalYuv420p`; the same bytes)."""
+        # deferred: media/encode.py imports PyAV (about 0.15 s of CPU); only rendering a video needs it
         from video_arena.media.encode import IncrementalYuv420p
 
         key = _state_key(record)

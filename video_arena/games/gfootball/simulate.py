@@ -43,6 +43,7 @@ SCENARIO = "va_builtin_ai_match"
 
 def _register_scenario(left_difficulty: float, right_difficulty: float, steps: int) -> None:
     """gfootball's 11_vs_11_stochastic line-up with both teams' AI difficulty and the duration set."""
+    # deferred: the gfootball engine, an optional install (scripts/setup.sh): only simulating a match needs it
     import gfootball.scenarios as sc
 
     def build_scenario(builder):
@@ -73,6 +74,7 @@ def make_core(seed: int, left_difficulty: float, right_difficulty: float, steps:
     """The engine core of one match; with `dump_dir` the environment also writes its own episode dump there
     (write_full_episode_dumps), its config carrying both teams' difficulties (the scenario sets them in
     code, which a dump's config would not otherwise show)."""
+    # deferred: the gfootball engine, an optional install (scripts/setup.sh): only simulating a match needs it
     import gfootball.env as football_env
 
     _register_scenario(left_difficulty, right_difficulty, steps)

@@ -45,6 +45,8 @@ L2 = 1.0
 USED = ("log army ratio",)
 PHASE_MIN = 15.0
 PHASES = ((0, 5), (5, 10), (10, 15), (15, None))   # real minutes
+#: the `format` of the fitted V_t model file (data/model.json)
+MODEL_FORMAT = "video-arena-sc2-model/1"
 METHOD = f"logistic regression on player-stats differences and their interaction with game phase, L2 {L2}, {K}-fold cross-fitted"
 
 
@@ -130,7 +132,7 @@ def fit_all(records: dict[str, dict[str, Any]], used: tuple[str, ...] = USED, l2
         coefs.append([round(float(c), 6) for c in _fit(np.array(X), np.array(y), np.array(w), l2)])
     replays = {rec["source"]["sha256"]: {"match_key": M.match_key(rec), "end_loop": int(rec["match"]["end_loop"])}
                for rec in sorted(records.values(), key=lambda r: r["source"]["sha256"])}
-    return {"format": "video-arena-sc2-model/1", "method": METHOD, "features": list(used),
+    return {"format": MODEL_FORMAT, "method": METHOD, "features": list(used),
             "design": "features, then features x phase (phase = min(real minutes / %g, 1))" % PHASE_MIN,
             "k": K, "l2": L2, "folds": folds, "coef": coefs,
             "fitted_on": f"{len(data)} usable replays (the cases and the fitting set), cross-fitted",
@@ -178,6 +180,8 @@ def markdown(table: list[dict[str, Any]]) -> str:
 # -- the visible V_t: what a watcher of the picture can compute ---------------------------------------------
 
 VISIBLE_MODEL = MODEL.parent / "visible_model.json"
+#: visible_model.json's `format` key: the visible-feature V_t a perfect watcher could compute (docs/CASES.md)
+VISIBLE_MODEL_FORMAT = "video-arena-sc2-visible-model/1"
 #: The visible features' keys (plugin.visible_features, the pixel reader's states): the town halls standing
 #: (rings) and the supply of the army units (non-worker discs) on the map, each side.
 VISIBLE = ("bases_red", "bases_blue", "army_red", "army_blue")
@@ -220,7 +224,7 @@ def fit_visible(records: dict[str, dict[str, Any]], keys: frozenset[str], l2: fl
             y += [red_won, 1 - red_won]
             w += [1 / len(loops)] * 2
     coef = [round(float(c), 6) for c in _fit(np.array(X), np.array(y), np.array(w), l2)]
-    return {"format": "video-arena-sc2-visible-model/1", "features": list(VISIBLE),
+    return {"format": VISIBLE_MODEL_FORMAT, "features": list(VISIBLE),
             "design": "log((army_red + 4) / (army_blue + 4)), bases_red - bases_blue, then both x phase "
                       "(phase = min(real minutes / %g, 1)); no intercept, mirrored rows" % PHASE_MIN,
             "l2": l2, "coef": coef, "fitted_on": f"{n} replays of the fitting set (no built-in case)"}
@@ -229,7 +233,11 @@ def fit_visible(records: dict[str, dict[str, Any]], keys: frozenset[str], l2: fl
 def load_visible_model() -> dict[str, Any]:
     if not VISIBLE_MODEL.is_file():
         raise M.SC2Error(f"{VISIBLE_MODEL} is missing: run `python -m video_arena.games.sc2.report fit-visible`")
-    return json.loads(VISIBLE_MODEL.read_text(encoding="utf-8"))
+    doc = json.loads(VISIBLE_MODEL.read_text(encoding="utf-8"))
+    if not isinstance(doc, dict) or doc.get("format") != VISIBLE_MODEL_FORMAT:
+        raise M.SC2Error(f"{VISIBLE_MODEL} is not {VISIBLE_MODEL_FORMAT}: run "
+                         "`python -m video_arena.games.sc2.report fit-visible`")
+    return doc
 
 
 def visible_value(coef: list[float], f: dict[str, Any]) -> float:

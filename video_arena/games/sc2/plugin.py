@@ -32,6 +32,7 @@ from video_arena.games.sc2 import match as M
 from video_arena.games.sc2 import model as V
 from video_arena.games.sc2 import sc2replay
 from video_arena.media.pacing import Schedule
+from video_arena.games.sc2 import replay as R
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
@@ -76,8 +77,6 @@ def upstream_path(path: Path) -> str:
 
 
 def source_of(path: Path) -> dict[str, Any]:
-    from video_arena.games.sc2 import replay as R
-
     sha = R.sha256(path)
     return {"collection": COLLECTION, "id": f"sc2-{sha[:12]}", "repository": REPOSITORY, "commit": COMMIT,
             "path": upstream_path(path), "sha256": sha, "licence": "MIT"}
@@ -89,7 +88,6 @@ def _cache_dir() -> Path:
 
 def read_replay(path: Path) -> dict[str, Any]:
     """{"record": ...} or {"excluded": why}, cached in .cache/sc2/records by the file's SHA-256."""
-    from video_arena.games.sc2 import replay as R
 
     sha = R.sha256(path)
     cache = _cache_dir() / f"{sha}-v{RECORD_VERSION}.json"
@@ -468,6 +466,7 @@ class SC2Plugin(GamePlugin):
         return draw_state(record, self.loop_at_frame(record, frame))
 
     def video(self, record: dict[str, Any], sched: Schedule) -> tuple[Iterator[Any], list[int]]:
+        # deferred: media/encode.py imports PyAV (about 0.15 s of CPU); only rendering a video needs it
         from video_arena.media.encode import IncrementalYuv420p
 
         def images():

@@ -78,6 +78,7 @@ def sha256(path: Path) -> str:
 def load(replay_file: Path | BinaryIO):
     """The replay read by sc2reader from a path (the committed replays) or an open binary file (a user's
     replay, read in a bounded child: `import_record`)."""
+    # deferred: sc2reader (about 0.2 s of CPU), only to read a replay
     import sc2reader
 
     try:

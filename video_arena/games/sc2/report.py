@@ -13,19 +13,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 
 from video_arena.games.sc2 import match as M
 from video_arena.games.value_report import band_table
+from video_arena.games.sc2 import model as V
 from video_arena.games.sc2.model import K, L2, MODEL, USED, calibration, fit_all, load_model, markdown
+from video_arena.progress import bar as progress_bar
+from video_arena.games.sc2 import plugin as P
+from video_arena.core.tasks import TasksTree, load_game
+from video_arena import paths
 
 
 def cases_report() -> int:
     """What the built cases hold (tasks/sc2): read from the committed ground truth only."""
-    from collections import Counter
-
-    from video_arena import paths
-    from video_arena.core.tasks import TasksTree, load_game
-    from video_arena.games.sc2 import plugin as P
 
     tree = TasksTree.at(paths.default_tasks_root())
     ids = tree.listed_case_ids("sc2")
@@ -62,9 +63,6 @@ def cases_report() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from video_arena.games.sc2 import plugin as P
-    from video_arena.progress import bar as progress_bar
-
     ap = argparse.ArgumentParser(prog="python -m video_arena.games.sc2.report", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("command", choices=["fit", "fit-visible", "table", "compare", "cases"])
@@ -74,8 +72,6 @@ def main(argv: list[str] | None = None) -> int:
     with progress_bar(len(P.replay_files()), "sc2 replays", "replay") as bar:
         records, excluded = P.all_replays(progress=lambda done, total: bar.update(1))
     if a.command == "fit-visible":
-        from video_arena.games.sc2 import model as V
-
         vis = V.fit_visible(records, P.fitting_set_keys(load_model()))
         V.VISIBLE_MODEL.write_text(json.dumps(vis, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {V.VISIBLE_MODEL.relative_to(P.paths.REPO_ROOT)}: {vis['fitted_on']}, coef {vis['coef']}")
