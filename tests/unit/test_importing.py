@@ -318,13 +318,19 @@ def test_case_id_and_provenance_rejections(tmp_path, capsys):
     rejected(tmp_path, capsys, run(tmp_path, game="../chess"), "game name '../chess' must match")
 
 
-def test_existing_case_id_needs_replace(tmp_path, capsys):
+def badminton_tree_with_case_taken123(tmp_path):
+    """A tasks tree whose badminton folder holds the game's files and lists one case, Taken123."""
     tree = tmp_path / "tree" / "badminton"
     (tree / "gt").mkdir(parents=True)
     for name, data in __import__("video_arena.games.cli", fromlist=["expected_files"]).expected_files("badminton").items():
         (tree / name).write_bytes(data)
     (tree / "cases.json").write_text(json.dumps({"game": "badminton", "cases": [
         {"case_id": "Taken123", "duration_s": 1.0, "n_events": 1, "source": {}}]}))
+    return tree
+
+
+def test_existing_case_id_needs_replace(tmp_path, capsys):
+    badminton_tree_with_case_taken123(tmp_path)
     rejected(tmp_path, capsys, run(tmp_path, case_id="Taken123"), "case badminton/Taken123 already exists", "--replace")
     # with --replace the id check passes and the (missing) video is the next error: still nothing written
     rejected(tmp_path, capsys, run(tmp_path, "--replace", case_id="Taken123"), "never-read.mp4: no such file")
@@ -361,12 +367,7 @@ def test_the_bounds_docs_importing_states_are_the_codes():
 
 
 def test_a_tree_whose_cases_were_made_under_another_game_version_is_refused(tmp_path, capsys):
-    tree = tmp_path / "tree" / "badminton"
-    (tree / "gt").mkdir(parents=True)
-    for name, data in __import__("video_arena.games.cli", fromlist=["expected_files"]).expected_files("badminton").items():
-        (tree / name).write_bytes(data)
-    (tree / "cases.json").write_text(json.dumps({"game": "badminton", "cases": [
-        {"case_id": "Taken123", "duration_s": 1.0, "n_events": 1, "source": {}}]}))
+    tree = badminton_tree_with_case_taken123(tmp_path)
     manifest = {"format": "video-arena-cases-manifest/1", "game": "badminton", "game_version": 7, "n_cases": 1,
                 "cases": [{"case_id": "Taken123"}]}
     (tree / "manifest.json").write_text(json.dumps(manifest))
