@@ -112,11 +112,8 @@ def _import(a, prov: Provenance) -> int:
                 print(f"import-cases: error while renaming into place: {exc}; the tree may be partly "
                       f"updated (re-run with --replace)", file=sys.stderr)
                 return 1
-    except ImportCaseError as exc:
-        print(f"import-cases: error: {exc}\nnothing was written", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"import-cases: error: {exc}\nnothing was written", file=sys.stderr)
+    except (ImportCaseError, OSError) as exc:
+        print(f"import-cases: error: {exc}; nothing was written", file=sys.stderr)
         return 1
     for name, lines in notes.items():
         for line in lines:
@@ -147,7 +144,7 @@ def _record_main(ap, a, chosen: list[tuple[str, list[Path]]]) -> int:
         print(f"import-cases: refused: {exc}; nothing was written", file=sys.stderr)
         return 2
     except (ImportCaseError, OSError) as exc:
-        print(f"import-cases: error: {exc}\nnothing was written", file=sys.stderr)
+        print(f"import-cases: error: {exc}; nothing was written", file=sys.stderr)
         return 1
     print_record_reports(imp, "import-cases")
     print(f"imported {len(imp.reports)} case(s) into {imp.root}")
