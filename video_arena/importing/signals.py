@@ -7,11 +7,14 @@ that every staging folder is removed and the command prints one line, never a tr
             ...                     # a signal waits until the section ends, then is raised
 
 Only the first signal is raised; one that arrives after it (a second Ctrl-C while the clean-up runs) is
-noted and never cuts the clean-up short.  Outside the main thread (an import run by a test's thread)
+noted and never cuts the clean-up short.  When a signal unwinds an import, every child process still running
+is killed and reaped before the clean-up (`end_children`): a signal that lands while `subprocess` is starting
+ffmpeg leaves a child that no Popen object holds, and it must not outlive the command.  Outside the main thread (an import run by a test's thread)
 signals are left as they are.
 """
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from contextlib import contextmanager
@@ -72,9 +75,39 @@ def signals_unwind() -> Iterator[None]:
     previous = {s: signal.signal(s, GUARD.handler) for s in SIGNALS}
     try:
         yield
+    except Interrupted:
+        end_children()
+        raise
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+
+
+def end_children() -> list[int]:
+    """SIGKILL and reap every child process of this one (read from /proc: a child whose Popen was cut short
+    by a signal is known to nobody else); returns their pids."""
+    me, ended = os.getpid(), []
+    try:
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return ended
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue                                # gone meanwhile
+        fields = stat[stat.rfind(b")") + 2:].split()   # after the command name: state, ppid, ...
+        if len(fields) < 2 or fields[1] != str(me).encode():
+            continue
+        pid = int(name)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            continue
+        ended.append(pid)
+    return ended
 
 
 @contextmanager
