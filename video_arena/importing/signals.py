@@ -20,6 +20,8 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
+from video_arena.protocol_b.procs import children_of
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -86,21 +88,8 @@ def signals_unwind() -> Iterator[None]:
 def end_children() -> list[int]:
     """SIGKILL and reap every child process of this one (read from /proc: a child whose Popen was cut short
     by a signal is known to nobody else); returns their pids."""
-    me, ended = os.getpid(), []
-    try:
-        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
-    except OSError:
-        return ended
-    for name in entries:
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue                                # gone meanwhile
-        fields = stat[stat.rfind(b")") + 2:].split()   # after the command name: state, ppid, ...
-        if len(fields) < 2 or fields[1] != str(me).encode():
-            continue
-        pid = int(name)
+    ended = []
+    for pid in children_of(os.getpid()):
         try:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)

@@ -112,6 +112,11 @@ def _pids() -> list[int]:
         return []
 
 
+def children_of(parent: int) -> list[int]:
+    """The pids whose parent is `parent`, in any state (a zombie too)."""
+    return [pid for pid in _pids() if (st := read_stat(pid)) is not None and st.ppid == parent]
+
+
 def _live_procs(skip: set[int]):
     """(pid, stat) of every process that is alive (not a zombie) and not in `skip`."""
     for pid in _pids():
