@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 from video_arena.core.judge_loader import load_judge
+from video_arena.safe_io import finite_number
 from video_arena.harbor import spec as S
 from video_arena.paths import repo_resource
 from video_arena.scoring.statistics import case_means
@@ -33,6 +34,18 @@ def test_contract_constants_equal():
     assert METRIC.METRICS == load_judge().REWARD_KEYS[:1]
     assert VERIFIER.case_key({"game": "chess", "case_id": "Ab1"}) == "case:chess/Ab1"
     assert VERIFIER.case_key({"game": "chess"}) is None
+
+
+def test_the_script_reads_a_number_as_safe_io_does():
+    """metric.py runs in Harbor's environment, without the package: its `_number` is a copy of
+    safe_io.finite_number (no bounds), held equal here on what a hand-edited reward file can hold."""
+    for v in (0.5, 0, 1, -2.5, True, False, None, "0.5", [1.0], {}, float("nan"), float("inf"), -float("inf"),
+              10 ** 400, -(10 ** 400), 10 ** 300, json.loads("1e999")):
+        assert METRIC._number(v) == finite_number(v), v
+    lines = ['{"reward": NaN, "case:a/x": 1}', '{"reward": 1e999, "case:a/y": 1}',
+             '{"reward": %s, "case:b/z": 1}' % ("9" * 401), '{"reward": 0.25, "case:b/w": 1}']
+    assert METRIC.headline(lines) == {"reward": 0.25, "reward/b": 0.25, "n_games": 2, "n_cases": 4,
+                                      "n_trials": 4, "n_unnamed": 0}
 
 
 def test_headline_is_mean_of_game_means():
